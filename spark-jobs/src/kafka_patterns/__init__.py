@@ -1,0 +1,1 @@
+"""Kafka messaging patterns: the catalogue, the platform tooling and the PySpark jobs."""

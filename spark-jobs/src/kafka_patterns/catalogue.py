@@ -1,0 +1,91 @@
+"""The pattern catalogue and the pinned versions, loaded and validated.
+
+Every other module gets topic names, partition counts and versions from here, so
+nothing is typed twice. A catalogue error fails fast, naming the key to fix.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+SPARK_JOBS_DIR = PACKAGE_DIR.parent.parent
+ROOT = SPARK_JOBS_DIR.parent
+CATALOGUE_FILE = SPARK_JOBS_DIR / "catalogue.yaml"
+SCHEMA_FILE = SPARK_JOBS_DIR / "catalogue.schema.json"
+VERSIONS_FILE = ROOT / "ansible" / "versions.yml"
+
+
+class CatalogueError(ValueError):
+    """The catalogue is invalid; the message names the key."""
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str
+    partitions: int
+    replication_factor: int
+    config: dict[str, str]
+
+
+def _where(error: jsonschema.ValidationError) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".") or "(top)"
+
+
+def validate(data: Any, source: str = "catalogue") -> dict[str, Any]:
+    """Validate against the schema and the cross-references the schema cannot express."""
+    schema = json.loads(SCHEMA_FILE.read_text())
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        raise CatalogueError(f"{source}: {_where(e)}: {e.message}")
+    topics = {t["name"] for t in data["topics"]}
+    seen: set[str] = set()
+    for t in data["topics"]:
+        if t["name"] in seen:
+            raise CatalogueError(f"{source}: topics: {t['name']!r} is declared twice")
+        seen.add(t["name"])
+        if t.get("replicationFactor", data["cluster"]["replicationFactor"]) < data["cluster"]["minInsyncReplicas"]:
+            raise CatalogueError(f"{source}: topics.{t['name']}.replicationFactor is below cluster.minInsyncReplicas")
+    for i, job in enumerate(data.get("jobs", [])):
+        for key in ("inputs", "outputs"):
+            for ref in job[key]:
+                if not ref.startswith("postgres:") and ref not in topics:
+                    raise CatalogueError(f"{source}: jobs[{i}].{key}: topic {ref!r} of job {job['name']!r} "
+                                         "is not declared under topics")
+        if set(job["inputs"]) & set(job["outputs"]):
+            raise CatalogueError(f"{source}: jobs[{i}]: job {job['name']!r} reads a topic it writes")
+    return data
+
+
+@cache
+def load(path: Path = CATALOGUE_FILE) -> dict[str, Any]:
+    return validate(yaml.safe_load(path.read_text()), str(path.name))
+
+
+@cache
+def versions(path: Path = VERSIONS_FILE) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text())
+
+
+def topics(catalogue: dict[str, Any] | None = None) -> dict[str, Topic]:
+    """Topics with the cluster defaults applied, by name."""
+    c = catalogue or load()
+    rf = c["cluster"]["replicationFactor"]
+    return {
+        t["name"]: Topic(t["name"], t["partitions"], t.get("replicationFactor", rf),
+                         {k: str(v) for k, v in (t.get("config") or {}).items()})
+        for t in c["topics"]
+    }
+
+
+def jobs(catalogue: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    c = catalogue or load()
+    return {j["name"]: j for j in c.get("jobs", [])}

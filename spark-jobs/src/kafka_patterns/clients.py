@@ -1,0 +1,69 @@
+"""confluent-kafka clients with the platform's guarantee defaults.
+
+Bootstrap servers come from KAFKA_BOOTSTRAP_SERVERS (set on Kubernetes) or else
+from the Ansible inventory of the local cluster. Extra client settings (TLS, SCRAM)
+can be passed as KAFKA_CLIENT_* environment variables, e.g.
+KAFKA_CLIENT_SASL_MECHANISM=SCRAM-SHA-512 -> sasl.mechanism.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient
+
+
+def bootstrap_servers() -> str:
+    if os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
+        return os.environ["KAFKA_BOOTSTRAP_SERVERS"]
+    from kafka_patterns import inventory
+
+    return inventory.load().bootstrap_servers
+
+
+def base_config() -> dict[str, Any]:
+    extra = {k.removeprefix("KAFKA_CLIENT_").lower().replace("_", "."): v
+             for k, v in os.environ.items() if k.startswith("KAFKA_CLIENT_")}
+    return {"bootstrap.servers": bootstrap_servers(), **extra}
+
+
+def producer(**overrides: Any) -> Producer:
+    """acks=all with idempotence: no acknowledged record lost, no retry duplicated."""
+    return Producer({**base_config(), "acks": "all", "enable.idempotence": True, "linger.ms": 5, **overrides})
+
+
+def consumer(group_id: str, **overrides: Any) -> Consumer:
+    """Manual commits, from the earliest offset of a new group."""
+    return Consumer({**base_config(), "group.id": group_id, "enable.auto.commit": False,
+                     "auto.offset.reset": "earliest", **overrides})
+
+
+def admin() -> AdminClient:
+    return AdminClient(base_config())
+
+
+def end_offsets(topic: str, partitions: int, timeout: float = 10.0) -> dict[int, int]:
+    """High watermark of every partition of a topic."""
+    from confluent_kafka import TopicPartition
+
+    probe = Consumer({**base_config(), "group.id": "platform-offset-probe", "enable.auto.commit": False})
+    try:
+        return {p: probe.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)[1]
+                for p in range(partitions)}
+    finally:
+        probe.close()
+
+
+def wait_until(condition, timeout: float, interval: float = 0.5, what: str = "condition"):  # noqa: ANN001
+    """Poll a condition until it returns a truthy value or the timeout passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(interval)

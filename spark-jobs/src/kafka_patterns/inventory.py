@@ -1,0 +1,132 @@
+"""Where the cluster's parts listen, read from the Ansible inventory (one source).
+
+    python -m kafka_patterns.inventory bootstrap   # comma-separated bootstrap servers
+    python -m kafka_patterns.inventory is-up       # exit 0 when every part listens
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from kafka_patterns.catalogue import ROOT
+
+DEFAULT_INVENTORY = ROOT / "ansible" / "inventories" / "local"
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    node_id: int
+    host: str
+    broker_port: int | None
+    controller_port: int | None
+    rack: str
+    roles: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Cluster:
+    nodes: tuple[Node, ...]
+    connect_urls: tuple[str, ...]
+    postgres_host: str
+    postgres_port: int
+    postgres_db: str
+    postgres_user: str
+    postgres_password: str
+    run_dir: Path
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{n.host}:{n.broker_port}" for n in self.nodes if n.broker_port)
+
+    @property
+    def postgres_dsn(self) -> str:
+        return (f"host={self.postgres_host} port={self.postgres_port} dbname={self.postgres_db} "
+                f"user={self.postgres_user} password={self.postgres_password}")
+
+    @property
+    def connect_url(self) -> str:
+        return self.connect_urls[0]
+
+    def endpoints(self) -> list[tuple[str, str, int]]:
+        """(what, host, port) of everything that must listen."""
+        out = []
+        for n in self.nodes:
+            if n.broker_port:
+                out.append((f"{n.name} broker", n.host, n.broker_port))
+            if n.controller_port:
+                out.append((f"{n.name} controller", n.host, n.controller_port))
+        for url in self.connect_urls:
+            host, port = url.removeprefix("http://").split(":")
+            out.append(("Connect REST", host, int(port)))
+        out.append(("PostgreSQL", self.postgres_host, self.postgres_port))
+        return out
+
+
+def inventory_path() -> Path:
+    return Path(os.environ.get("PLATFORM_INVENTORY", DEFAULT_INVENTORY))
+
+
+@cache
+def load(path: Path | None = None) -> Cluster:
+    """Parse `ansible-inventory --list` (inventory variables, not role defaults)."""
+    path = path or inventory_path()
+    # ansible-inventory sits beside this interpreter in the project's .venv.
+    tool = Path(sys.executable).parent / "ansible-inventory"
+    out = subprocess.run([str(tool), "-i", str(path), "--list"], check=True, capture_output=True,
+                         text=True, env={**os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible" / "ansible.cfg")})
+    inv = json.loads(out.stdout)
+    hostvars = inv["_meta"]["hostvars"]
+
+    def members(group: str) -> list[str]:
+        return inv.get(group, {}).get("hosts", [])
+
+    controllers, brokers = set(members("kafka_controllers")), members("kafka_brokers")
+    names = brokers + sorted(controllers - set(brokers))
+    nodes = []
+    for name in names:
+        v = hostvars[name]
+        roles = tuple(r for r, g in (("broker", name in brokers), ("controller", name in controllers)) if g)
+        nodes.append(Node(name, int(v["kafka_node_id"]), v.get("ansible_host", name),
+                          int(v.get("kafka_broker_port", 9092)) if "broker" in roles else None,
+                          int(v.get("kafka_controller_port", 9093)) if "controller" in roles else None,
+                          v.get("kafka_rack", ""), roles))
+    connect = tuple(f"http://{hostvars[h].get('ansible_host', h)}:{hostvars[h].get('connect_rest_port', 8083)}"
+                    for h in members("kafka_connect"))
+    pg = hostvars[members("postgresql")[0]]
+    return Cluster(tuple(nodes), connect, pg.get("ansible_host", "127.0.0.1"), int(pg.get("postgresql_port", 5432)),
+                   pg["postgresql_database"], pg["postgresql_app_user"], pg["postgresql_app_password"],
+                   ROOT / ".run")
+
+
+def listening(host: str, port: int, timeout: float = 1.0) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def main(argv: list[str]) -> int:
+    cluster = load()
+    if argv[:1] == ["bootstrap"]:
+        print(cluster.bootstrap_servers)
+        return 0
+    if argv[:1] == ["is-up"]:
+        down = [f"{what} ({host}:{port})" for what, host, port in cluster.endpoints() if not listening(host, port)]
+        if down:
+            print("not listening: " + ", ".join(down), file=sys.stderr)
+        return 1 if down else 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
