@@ -1,0 +1,1 @@
+"""Components of the Kubernetes path, one ComponentResource per concern."""

@@ -1,0 +1,83 @@
+"""Stack settings: the typed stack config plus the files everything derives from
+(ansible/versions.yml, spark-jobs/catalogue.yaml, the chart's values files)."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import pulumi
+
+ROOT = Path(__file__).resolve().parents[2]
+VERSIONS_FILE = ROOT / "ansible" / "versions.yml"
+CATALOGUE_FILE = ROOT / "spark-jobs" / "catalogue.yaml"
+CHART_DIR = ROOT / "helm" / "kafka-patterns"
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Helm's merge of values files: mappings merge key by key, the rest is replaced."""
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _yaml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing (the Kubernetes path reads it)")
+    return yaml.safe_load(path.read_text()) or {}
+
+
+@dataclass(frozen=True)
+class Settings:
+    namespace: str
+    operator_namespace: str
+    values_file: Path
+    versions: dict[str, Any]
+    catalogue: dict[str, Any]
+    chart_overrides: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def chart_values(self) -> dict[str, Any]:
+        """What `make render` passes with -f, in the same order: versions, catalogue,
+        the stack's values file, then the stack's overrides."""
+        values: dict[str, Any] = {}
+        for layer in (self.versions, self.catalogue, _yaml(self.values_file), self.chart_overrides):
+            values = deep_merge(values, layer)
+        return values
+
+    @property
+    def cluster_name(self) -> str:
+        values = self.chart_values
+        return values.get("kafka", {}).get("clusterName") or values["cluster"]["name"]
+
+    @property
+    def bootstrap_address(self) -> str:
+        # Same as the chart's kp.bootstrap: the TLS listener's bootstrap Service.
+        port = self.chart_values.get("kafka", {}).get("listener", {}).get("port", 9093)
+        return f"{self.cluster_name}-kafka-bootstrap.{self.namespace}.svc:{port}"
+
+    @property
+    def connect_rest_url(self) -> str:
+        # Strimzi names the REST Service <KafkaConnect name>-connect-api; ours is <cluster>-connect.
+        return f"http://{self.cluster_name}-connect-connect-api.{self.namespace}.svc:8083"
+
+
+def load(config: pulumi.Config | None = None) -> Settings:
+    cfg = config or pulumi.Config()
+    values_file = CHART_DIR / cfg.require("valuesFile")
+    return Settings(
+        namespace=cfg.require("namespace"),
+        operator_namespace=cfg.require("operatorNamespace"),
+        values_file=values_file,
+        versions=_yaml(VERSIONS_FILE),
+        catalogue=_yaml(CATALOGUE_FILE),
+        chart_overrides=cfg.get_object("chartValues") or {},
+    )
