@@ -30,5 +30,7 @@ patterns = PatternsChart("patterns", values=settings.chart_values, namespace=nam
 
 pulumi.export("namespace", namespaces.platform_name)
 pulumi.export("operator_namespace", namespaces.operators_name)
+pulumi.export("cluster_name", settings.cluster_name)
+pulumi.export("connect_name", settings.connect_name)
 pulumi.export("bootstrap_address", settings.bootstrap_address)
 pulumi.export("connect_rest", settings.connect_rest_url)

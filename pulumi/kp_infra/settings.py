@@ -59,6 +59,10 @@ class Settings:
         return values.get("kafka", {}).get("clusterName") or values["cluster"]["name"]
 
     @property
+    def connect_name(self) -> str:
+        return f"{self.cluster_name}-connect"
+
+    @property
     def bootstrap_address(self) -> str:
         # Same as the chart's kp.bootstrap: the TLS listener's bootstrap Service.
         port = self.chart_values.get("kafka", {}).get("listener", {}).get("port", 9093)
@@ -66,8 +70,8 @@ class Settings:
 
     @property
     def connect_rest_url(self) -> str:
-        # Strimzi names the REST Service <KafkaConnect name>-connect-api; ours is <cluster>-connect.
-        return f"http://{self.cluster_name}-connect-connect-api.{self.namespace}.svc:8083"
+        # Strimzi names the REST Service <KafkaConnect name>-connect-api.
+        return f"http://{self.connect_name}-connect-api.{self.namespace}.svc:8083"
 
 
 def load(config: pulumi.Config | None = None) -> Settings:
