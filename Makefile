@@ -95,3 +95,47 @@ test-integration: setup ## guarantee tests against the running cluster
 lint: setup ## ruff and ansible-lint
 	@ruff check --config $(ROOT)/spark-jobs/pyproject.toml $(ROOT)/spark-jobs $(ROOT)/tests
 	@cd $(ROOT)/ansible && ansible-lint -q playbooks roles
+
+# --- Kubernetes path ---
+# STACK picks pulumi/Pulumi.<stack>.yaml (and so the chart's values-<stack>.yaml).
+STACK ?= dev
+HELM := $(CACHE)/bin/helm
+# tests/pytest.ini may not exist yet: fall back to plain pytest rooted here.
+PYTEST_IAC = $(if $(wildcard $(ROOT)/tests/pytest.ini),$(PYTEST),$(PY) -m pytest --rootdir $(ROOT))
+# The Spark image name the chart uses by default (helm values spark.image.repository).
+SPARK_IMAGE_REPO := $(shell sed -nE 's/^    repository: *([^ #]+).*/\1/p' $(ROOT)/helm/kafka-patterns/values.yaml)
+IMAGE_CONTEXT := $(ROOT)/build/image-context
+# Runtime Python deps of the jobs inside the image (versions from versions.yml).
+IMAGE_PY_DEPS := confluent-kafka|psycopg|psycopg-binary|pyyaml|jsonschema
+
+.PHONY: render deploy destroy k8s-status test-iac image
+
+render: setup ## write every object of the chart, per values file, to build/manifests/<values>/
+	@HELM=$(HELM) $(PY) $(ROOT)/helm/tools/render.py --out $(ROOT)/build/manifests
+
+deploy: setup ## Kubernetes path (kube context set): pulumi up STACK=dev|prod, wait for Ready, live checks
+	@$(PLAYBOOK) $(ROOT)/ansible/playbooks/deploy-k8s.yml -e stack=$(STACK)
+
+destroy: setup ## remove the Kubernetes path stack STACK=dev|prod (data volumes are kept)
+	@$(PLAYBOOK) $(ROOT)/ansible/playbooks/destroy-k8s.yml -e stack=$(STACK)
+
+k8s-status: setup ## Kafka, node pools, topics, users, Connect, connectors, Spark apps of STACK
+	@command -v kubectl >/dev/null || { echo "kubectl not found: install kubectl (https://kubernetes.io/docs/tasks/tools/)" >&2; exit 1; }
+	@kubectl config current-context >/dev/null 2>&1 || { echo "no kube context: set KUBECONFIG or run kubectl config use-context <name>" >&2; exit 1; }
+	@ns=$$(sed -nE 's/^  kafka-patterns:namespace: *([^ #]+).*/\1/p' $(ROOT)/pulumi/Pulumi.$(STACK).yaml); \
+	  test -n "$$ns" || { echo "no namespace in pulumi/Pulumi.$(STACK).yaml" >&2; exit 1; }; \
+	  kubectl get kafka,kafkanodepool,kafkatopic,kafkauser,kafkaconnect,kafkaconnector,sparkapplication,scheduledsparkapplication,pods -n "$$ns"
+
+test-iac: setup ## chart render + schema validation, Pulumi mocks, Ansible syntax-check/lint (no cluster)
+	@HELM=$(HELM) $(PYTEST_IAC) $(ROOT)/tests/iac
+
+image: setup ## the project Spark image (prints the docker build command when docker is unavailable)
+	@rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)/spark-kafka-jars
+	@cp -r $(ROOT)/spark-jobs/src/kafka_patterns $(IMAGE_CONTEXT)/ && find $(IMAGE_CONTEXT) -name __pycache__ -prune -exec rm -rf {} +
+	@cp $(ROOT)/spark-jobs/catalogue.yaml $(ROOT)/spark-jobs/catalogue.schema.json $(IMAGE_CONTEXT)/
+	@cp $(VERSIONS) $(IMAGE_CONTEXT)/versions.yml
+	@cp $(CACHE)/spark-kafka-$(SPARK_VERSION)/*.jar $(IMAGE_CONTEXT)/spark-kafka-jars/
+	@sed -nE '/^python_packages:/,/^[^ #]/s/^  ($(IMAGE_PY_DEPS)): *"([^"]*)".*/\1==\2/p' $(VERSIONS) > $(IMAGE_CONTEXT)/requirements.txt
+	@cmd="docker build -f $(ROOT)/spark-jobs/Dockerfile --build-arg SPARK_VERSION=$(SPARK_VERSION) -t $(SPARK_IMAGE_REPO):$(SPARK_VERSION) $(IMAGE_CONTEXT)"; \
+	  if command -v docker >/dev/null && docker info >/dev/null 2>&1; then echo "==> $$cmd" >&2; DOCKER_BUILDKIT=1 $$cmd; \
+	  else echo "docker is not usable here; the build context is ready in $(IMAGE_CONTEXT). Build with:"; echo "  DOCKER_BUILDKIT=1 $$cmd"; fi
