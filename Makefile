@@ -87,13 +87,13 @@ test-unit: setup ## unit tests and the clear-error checks (no cluster needed)
 	@$(PYTEST) $(ROOT)/tests/unit
 
 test-infra: setup ## testinfra checks of the running cluster through the Ansible inventory
-	@$(PYTEST) $(ROOT)/tests/infra --hosts='ansible://all' --ansible-inventory=$(INVENTORY)
+	@$(PYTEST) $(ROOT)/tests/infra --ansible-inventory=$(INVENTORY)
 
 test-integration: setup ## guarantee tests against the running cluster
 	@$(PYTEST) $(ROOT)/tests/integration
 
 lint: setup ## ruff and ansible-lint
-	@ruff check --config $(ROOT)/spark-jobs/pyproject.toml $(ROOT)/spark-jobs $(ROOT)/tests
+	@ruff check --config $(ROOT)/spark-jobs/pyproject.toml $(ROOT)/spark-jobs $(ROOT)/tests $(ROOT)/ansible
 	@cd $(ROOT)/ansible && ansible-lint -q playbooks roles
 
 # --- Kubernetes path ---

@@ -57,7 +57,7 @@ def end_offsets(topic: str, partitions: int, timeout: float = 10.0) -> dict[int,
         probe.close()
 
 
-def wait_until(condition, timeout: float, interval: float = 0.5, what: str = "condition"):  # noqa: ANN001
+def wait_until(condition, timeout: float, interval: float = 0.5, what: str = "condition"):
     """Poll a condition until it returns a truthy value or the timeout passes."""
     deadline = time.monotonic() + timeout
     while True:

@@ -43,7 +43,7 @@ def run(records: int = 10_000, keys: int = 50, timeout: float = 120.0) -> SmokeR
     acked: list[tuple[str, int]] = []
     errors: list[str] = []
 
-    def on_delivery(err, msg) -> None:  # noqa: ANN001 - confluent-kafka callback signature
+    def on_delivery(err, msg) -> None:
         if err is not None:
             errors.append(str(err))
         else:

@@ -39,7 +39,7 @@ def wait_for_brokers(admin, expected, timeout):
     while time.monotonic() < deadline:
         try:
             seen = len(admin.list_topics(timeout=5).brokers)
-        except Exception:  # noqa: BLE001 - not reachable yet; keep waiting until the deadline
+        except Exception:
             seen = 0
         if seen >= expected:
             return
@@ -101,7 +101,7 @@ def main():
         for name, f in futures.items():
             try:
                 f.result()
-            except Exception as e:  # noqa: BLE001 - reported per topic
+            except Exception as e:
                 module.fail_json(msg=f"creating topic {name}: {e}", **result)
     result["created"] = missing
 
@@ -120,7 +120,7 @@ def main():
             result["warnings"].append(f"{name} has replication factor {rf}, the catalogue says "
                                       f"{want[name]['replication_factor']}: reassign partitions to change it")
     if grow and not module.check_mode:
-        for name, f in admin.create_partitions([NewPartitions(n, c) for n, c in grow.items()],
+        for _name, f in admin.create_partitions([NewPartitions(n, c) for n, c in grow.items()],
                                                request_timeout=p["timeout"]).items():
             f.result()
     result["partitions_added"] = grow

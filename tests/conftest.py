@@ -1,0 +1,27 @@
+"""Fixtures shared by every tier: the catalogue and the local cluster as the inventory describes it."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from helpers import LOCAL_INVENTORY, ROOT
+
+sys.path.insert(0, str(ROOT / "spark-jobs" / "src"))
+
+from kafka_patterns import catalogue, inventory
+
+
+@pytest.fixture(scope="session")
+def cluster() -> inventory.Cluster:
+    c = inventory.load(LOCAL_INVENTORY)
+    down = [f"{what} {h}:{p}" for what, h, p in c.endpoints() if not inventory.listening(h, p)]
+    if down:
+        pytest.fail("the local cluster is not up (run `make up`): not listening: " + ", ".join(down))
+    return c
+
+
+@pytest.fixture(scope="session")
+def cat() -> dict:
+    return catalogue.load()

@@ -1,0 +1,34 @@
+"""Helpers shared by the test tiers (fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCAL_INVENTORY = ROOT / "ansible" / "inventories" / "local"
+VENV_BIN = Path(sys.executable).parent
+
+
+def ansible_env() -> dict[str, str]:
+    return {**os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible" / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
+            "PATH": str(VENV_BIN) + os.pathsep + os.environ.get("PATH", "")}
+
+
+def run_playbook(playbook: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """ansible-playbook against the local inventory, output captured for assertions."""
+    cmd = [str(VENV_BIN / "ansible-playbook"), "-i", str(LOCAL_INVENTORY),
+           str(ROOT / "ansible" / "playbooks" / playbook), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=ansible_env(), cwd=ROOT)
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            k, v = line.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out

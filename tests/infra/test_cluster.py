@@ -1,0 +1,81 @@
+"""The cluster as a whole: quorum, topics with their replicas, Connect, PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+import uuid
+
+import psycopg
+from confluent_kafka import Producer
+from confluent_kafka.admin import ConfigResource
+
+from kafka_patterns import clients, kafka_tool
+
+
+def test_the_quorum_has_three_voters_and_a_leader(cluster):
+    q = kafka_tool.quorum(cluster.bootstrap_servers)
+    voters = {int(v["id"]) for v in json.loads(q["voters_raw"])}
+    assert voters == {n.node_id for n in cluster.nodes if "controller" in n.roles}
+    assert q["leader"] in voters
+    statuses = {int(r[0]): r[-1] for r in q["replication"]}
+    assert sorted(statuses.values()) == ["Follower", "Follower", "Leader"], statuses
+
+
+def describe(names: list[str], timeout: float = 10):
+    md = clients.admin().list_topics(timeout=timeout)
+    return {n: md.topics[n] for n in names if n in md.topics}
+
+
+def min_isr(topic: str) -> int:
+    admin, res = clients.admin(), ConfigResource(ConfigResource.Type.TOPIC, topic)
+    return int(admin.describe_configs([res])[res].result(timeout=10)["min.insync.replicas"].value)
+
+
+def test_every_catalogue_topic_has_rf3_and_three_in_sync_replicas(cat):
+    declared = {t["name"]: t for t in cat["topics"]}
+    found = describe(list(declared))
+    assert set(found) == set(declared), f"missing: {set(declared) - set(found)}"
+    rf = cat["cluster"]["replicationFactor"]
+    for name, meta in found.items():
+        assert len(meta.partitions) == declared[name]["partitions"], name
+        for p in meta.partitions.values():
+            assert len(p.replicas) == rf, (name, p.id)
+            assert len(p.isrs) == rf, (name, p.id, p.isrs)
+            assert p.leader in p.replicas
+
+
+def test_replicas_of_each_partition_span_the_racks(cat, cluster):
+    rack = {n.node_id: n.rack for n in cluster.nodes}
+    for name, meta in describe([t["name"] for t in cat["topics"]]).items():
+        for p in meta.partitions.values():
+            assert len({rack[r] for r in p.replicas}) == len(p.replicas), (name, p.id)
+
+
+def test_internal_topics_are_replicated_like_data(cat, cluster):
+    # The transaction log is created on first use: a transactional producer brings it up.
+    tx = Producer({"bootstrap.servers": cluster.bootstrap_servers, "transactional.id": f"infra-{uuid.uuid4().hex}"})
+    tx.init_transactions(30)
+    rf, isr = cat["cluster"]["replicationFactor"], cat["cluster"]["minInsyncReplicas"]
+    internal = ["__consumer_offsets", "__transaction_state", "connect-configs", "connect-offsets", "connect-status"]
+    found = describe(internal)
+    assert set(found) == set(internal), f"missing: {set(internal) - set(found)}"
+    for name, meta in found.items():
+        assert all(len(p.replicas) == rf and len(p.isrs) == rf for p in meta.partitions.values()), name
+        assert min_isr(name) == isr, name
+
+
+def test_connect_lists_the_debezium_and_filestream_plugins(cluster):
+    with urllib.request.urlopen(cluster.connect_url + "/connector-plugins", timeout=10) as r:
+        classes = {p["class"] for p in json.load(r)}
+    assert {"io.debezium.connector.postgresql.PostgresConnector",
+            "io.debezium.connector.jdbc.JdbcSinkConnector",
+            "org.apache.kafka.connect.file.FileStreamSourceConnector",
+            "org.apache.kafka.connect.file.FileStreamSinkConnector"} <= classes
+
+
+def test_postgresql_is_ready_for_cdc(cluster):
+    with psycopg.connect(cluster.postgres_dsn, connect_timeout=5) as conn:
+        assert conn.execute("SHOW wal_level").fetchone()[0] == "logical"
+        assert conn.execute("SELECT rolreplication FROM pg_roles WHERE rolname = 'cdc'").fetchone() == (True,)
+        assert int(conn.execute("SHOW max_replication_slots").fetchone()[0]) >= 1

@@ -1,0 +1,61 @@
+"""Each failure a user can hit during `make setup` / `make up` names what to fix.
+
+These run the real playbooks against the local inventory with one thing broken,
+and assert on what the user would read. None needs the cluster to be up.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+
+import pytest
+
+from helpers import run_playbook
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_busy_port_names_the_port_and_its_holder():
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = run_playbook("site.yml", "--limit", "connect-1", "-e", f"connect_rest_port={port}")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert f"Port {port} (Connect REST API of kafka-connect-connect-1) is already in use by" in out
+    assert f"pid={os.getpid()}" in out, "the message names the holding process"
+
+
+def fake_java(tmp_path, version: str):
+    java = tmp_path / "java"
+    java.write_text(f'#!/bin/sh\necho \'openjdk version "{version}" 2021-01-19\' >&2\n')
+    java.chmod(java.stat().st_mode | stat.S_IXUSR)
+    return java
+
+
+@pytest.mark.parametrize(("java", "says"), [
+    ("missing", 'was not found'),
+    ("11.0.2", "is Java 11"),
+])
+def test_java_missing_or_too_old_names_the_package(tmp_path, java, says):
+    path = tmp_path / "no-such-java" if java == "missing" else fake_java(tmp_path, java)
+    result = run_playbook("site.yml", "--limit", "kafka-1", "-e", f"java_executable={path}", "-e", "java_install=false")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert says in out
+    assert "apt-get install openjdk-17-jre-headless" in out
+
+
+def test_maven_central_unreachable_names_the_artifact(tmp_path):
+    # A fresh machine (empty Maven repository) whose repository does not answer.
+    result = run_playbook("setup.yml", "--tags", "artifacts",
+                          "-e", "maven_repository_url=http://127.0.0.1:9/maven2",
+                          "-e", f"artifact_cache_dir={tmp_path}/cache", "-e", f"maven_local_repo={tmp_path}/m2")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "Could not download org.apache." in out, "names the artifact (group:artifact:version)"
+    assert "from http://127.0.0.1:9/maven2: Connection refused" in out
+    assert "set maven_repository_url" in out
