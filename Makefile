@@ -21,7 +21,7 @@ export PYTHONPATH := $(ROOT)/spark-jobs/src
 
 PLAYBOOK := ansible-playbook -i $(INVENTORY)
 
-.PHONY: help setup up down clean status bootstrap demo test test-unit test-infra test-integration lint
+.PHONY: help setup up down clean status bootstrap demo patterns run test test-unit test-infra test-integration lint
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -70,8 +70,16 @@ status: setup ## nodes and roles, quorum, topics with ISR, Connect plugins, Post
 bootstrap: setup ## print the bootstrap servers (use with make -s)
 	@$(PY) -m kafka_patterns.inventory bootstrap
 
-demo: up ## bring the cluster up and run the demo with a report
+demo: up ## bring the cluster up, run every pattern end to end, print one table
 	@$(PY) -m kafka_patterns.demo
+
+patterns: setup ## list the patterns with their jobs and promised semantics
+	@$(PY) -m kafka_patterns.run --list
+
+run: setup ## run one pattern end to end: make run PATTERN=<name> (see make patterns)
+	@test -n "$(PATTERN)" || { echo "PATTERN is not set: make run PATTERN=<name>; make patterns lists the names" >&2; exit 2; }
+	@$(PY) -m kafka_patterns.inventory is-up 2>/dev/null || $(MAKE) up
+	@$(PY) -m kafka_patterns.run $(PATTERN)
 
 # --- tests --------------------------------------------------------------------
 PYTEST := $(PY) -m pytest -c $(ROOT)/tests/pytest.ini --rootdir $(ROOT)

@@ -32,3 +32,10 @@ def parse_properties(text: str) -> dict[str, str]:
             k, v = line.split("=", 1)
             out[k.strip()] = v.strip()
     return out
+
+
+def reading(seq: int, sensor: str = "sensor-01", temperature: float = 20.0, run: str = "r1",
+            ts: int = 1_767_225_600_000, **extra) -> dict:
+    """A valid reading as the generator writes it."""
+    return {"run": run, "sensor": sensor, "station": "station-1", "seq": seq, "temperature": temperature,
+            "humidity": 50.0, "ts": ts, **extra}

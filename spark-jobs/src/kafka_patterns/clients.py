@@ -15,6 +15,8 @@ from typing import Any
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient
 
+from kafka_patterns import settings
+
 
 def bootstrap_servers() -> str:
     if os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
@@ -25,9 +27,7 @@ def bootstrap_servers() -> str:
 
 
 def base_config() -> dict[str, Any]:
-    extra = {k.removeprefix("KAFKA_CLIENT_").lower().replace("_", "."): v
-             for k, v in os.environ.items() if k.startswith("KAFKA_CLIENT_")}
-    return {"bootstrap.servers": bootstrap_servers(), **extra}
+    return {"bootstrap.servers": bootstrap_servers(), **settings.kafka_client_overrides()}
 
 
 def producer(**overrides: Any) -> Producer:

@@ -1,0 +1,97 @@
+"""What every job shares: the command line, how a streaming query is run (bounded
+with --available-now, for tests and the demo, or continuously), and the PostgreSQL
+foreachBatch sink."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from kafka_patterns import catalogue, pg, settings
+
+log = logging.getLogger("kafka_patterns.jobs")
+
+
+def parser(job: str, doc: str | None) -> argparse.ArgumentParser:
+    """The options every job takes; a job adds its own before parse_args."""
+    spec = catalogue.jobs()[job]
+    p = argparse.ArgumentParser(prog=spec["module"], description=doc,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--available-now", action="store_true",
+                   help="process what the inputs hold now, then stop (default: run until stopped)")
+    p.add_argument("--starting-offsets", default="earliest",
+                   help="earliest, latest or Spark's JSON {topic: {partition: offset}}; new checkpoints only")
+    p.add_argument("--checkpoint", type=Path, default=None,
+                   help="checkpoint directory (default: $CHECKPOINT_ROOT/<job>)")
+    p.add_argument("--trigger-seconds", type=float, default=2.0, help="micro-batch interval when running continuously")
+    p.add_argument("--max-offsets-per-trigger", type=int, default=None,
+                   help="cap a micro-batch (smaller batches: finer-grained restarts)")
+    return p
+
+
+def input_topics(job: str) -> list[str]:
+    return [i for i in catalogue.jobs()[job]["inputs"] if not i.startswith("postgres:")]
+
+
+def output_topics(job: str) -> list[str]:
+    return [o for o in catalogue.jobs()[job]["outputs"] if not o.startswith("postgres:")]
+
+
+def output_table(job: str) -> str:
+    """The job's PostgreSQL sink table (catalogue output `postgres:<table>`)."""
+    tables = [o.removeprefix("postgres:") for o in catalogue.jobs()[job]["outputs"] if o.startswith("postgres:")]
+    if len(tables) != 1:
+        raise catalogue.CatalogueError(f"jobs.{job}.outputs: expected one postgres:<table>, found {tables}")
+    return tables[0]
+
+
+def checkpoint_dir(job: str, args: argparse.Namespace, query: str = "main") -> str:
+    base = args.checkpoint or settings.checkpoint_root() / job
+    return str(Path(base) / query)
+
+
+def source_options(args: argparse.Namespace) -> dict[str, str]:
+    opts = {}
+    if args.max_offsets_per_trigger:
+        opts["maxOffsetsPerTrigger"] = str(args.max_offsets_per_trigger)
+    return opts
+
+
+def start(writer, job: str, args: argparse.Namespace, query: str = "main"):
+    """Start a DataStreamWriter with the job's checkpoint and trigger; returns the query."""
+    writer = writer.option("checkpointLocation", checkpoint_dir(job, args, query)).queryName(f"{job}-{query}")
+    if args.available_now:
+        writer = writer.trigger(availableNow=True)
+    else:
+        writer = writer.trigger(processingTime=f"{args.trigger_seconds} seconds")
+    return writer.start()
+
+
+def await_all(queries: Sequence) -> None:
+    """Wait for every query; a failed query raises with Spark's error."""
+    for q in queries:
+        q.awaitTermination()
+        if q.exception() is not None:
+            raise RuntimeError(f"query {q.name} failed: {q.exception()}")
+
+
+def postgres_batch_sink(ledger_key: str, table: str, columns: Sequence[str],
+                        exactly_once: bool = True) -> Callable:
+    """A foreachBatch function writing a micro-batch's rows to `table`.
+
+    exactly_once=True writes the rows and the batch id (spark_batches ledger) in one
+    PostgreSQL transaction and skips a batch id already committed: a batch Spark
+    replays after a crash (its checkpoint did not record the commit) is not written
+    twice. exactly_once=False is the plain at-least-once foreachBatch. Batch ids
+    restart with a new checkpoint, so the ledger key is the checkpoint directory.
+    """
+    def write(batch_df, batch_id: int) -> None:
+        rows = [tuple(r) for r in batch_df.select(*columns).toLocalIterator()]
+        with pg.connect() as conn:
+            if exactly_once and not pg.claim_batch(conn, ledger_key, batch_id):
+                log.warning("%s: batch %d already committed, skipped", ledger_key, batch_id)
+                return
+            pg.insert_rows(conn, table, columns, rows)
+    return write

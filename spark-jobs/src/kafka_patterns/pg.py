@@ -1,0 +1,55 @@
+"""PostgreSQL access for the sinks: one connection helper and the batch ledger that
+makes a Spark foreachBatch sink exactly-once (rows and batch id in one transaction)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
+
+import psycopg
+
+from kafka_patterns import settings
+
+LEDGER_DDL = """
+CREATE TABLE IF NOT EXISTS spark_batches (
+    job TEXT NOT NULL,
+    batch_id BIGINT NOT NULL,
+    committed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    PRIMARY KEY (job, batch_id)
+)"""
+
+
+@contextmanager
+def connect(autocommit: bool = False):
+    with psycopg.connect(settings.postgres_dsn(), autocommit=autocommit) as conn:
+        yield conn
+
+
+def ensure(*ddl: str) -> None:
+    """Create tables/indexes (idempotent DDL)."""
+    with connect() as conn:
+        for statement in ddl:
+            conn.execute(statement)
+
+
+def insert_rows(conn: psycopg.Connection, table: str, columns: Sequence[str], rows: Iterable[Sequence]) -> int:
+    """COPY rows into a table inside the caller's transaction; returns the row count."""
+    n = 0
+    with conn.cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+            n += 1
+    return n
+
+
+def claim_batch(conn: psycopg.Connection, job: str, batch_id: int) -> bool:
+    """Record a batch as committed in the caller's transaction. False when it already
+    was: a replayed batch after a restart, whose rows must not be written again."""
+    cur = conn.execute("INSERT INTO spark_batches (job, batch_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                       (job, batch_id))
+    return cur.rowcount == 1
+
+
+def query(sql: str, params: Sequence = ()) -> list[tuple]:
+    with connect() as conn:
+        return conn.execute(sql, params).fetchall()

@@ -1,0 +1,112 @@
+"""The Spark edges shared by the jobs: a session with the Kafka connector on the
+classpath, Kafka source options, and reading JSON readings out of Kafka records.
+
+Locally the connector jars come from the cache `make setup` fills
+(.cache/spark-kafka-<version>/, nothing is downloaded at job start); in the Spark
+image they are baked into $SPARK_HOME/jars and SPARK_KAFKA_JARS is unset.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from kafka_patterns import clients, settings
+from kafka_patterns.catalogue import ROOT, versions
+from kafka_patterns.readings import HUMIDITY_RANGE, TEMPERATURE_RANGE, spark_schema
+
+
+def _artifact(jar: Path) -> str:
+    """kafka-clients-3.9.2.jar -> kafka-clients"""
+    return re.sub(r"-\d[\w.]*$", "", jar.stem)
+
+
+def connector_jars() -> list[Path]:
+    """The cached connector jars that pyspark does not ship itself (the cache also holds
+    transitive jars such as scala-library whose pyspark copy must win)."""
+    import pyspark
+
+    cache = ROOT / ".cache" / f"spark-kafka-{versions()['spark_version']}"
+    jars = sorted(cache.glob("*.jar"))
+    if not jars:
+        raise FileNotFoundError(f"no Spark Kafka connector jars in {cache}: run `make setup`")
+    shipped = {_artifact(j) for j in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
+    return [j for j in jars if _artifact(j) not in shipped]
+
+
+def session(app_name: str) -> SparkSession:
+    """The active session, or a new local one (spark-submit/the operator set the master)."""
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    builder = SparkSession.builder.appName(app_name)
+    if "SPARK_HOME" not in os.environ:
+        # Local mode in this process: small shuffles, no UI, the cached connector jars,
+        # bound to loopback like the rest of the local cluster.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = (builder.master(os.environ.get("SPARK_MASTER", "local[2]"))
+                   .config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.jars", ",".join(str(j) for j in connector_jars()))
+                   .config("spark.sql.shuffle.partitions", "3")
+                   .config("spark.ui.enabled", "false")
+                   .config("spark.sql.session.timeZone", "UTC")
+                   .config("spark.driver.extraJavaOptions", "-Djava.net.preferIPv4Stack=true"))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "WARN"))
+    return spark
+
+
+def kafka_options() -> dict[str, str]:
+    """Bootstrap servers and the KAFKA_CLIENT_* settings, in the source's kafka.* form."""
+    return {"kafka.bootstrap.servers": clients.bootstrap_servers(),
+            **{f"kafka.{k}": v for k, v in settings.kafka_client_overrides().items()}}
+
+
+def read_stream(spark: SparkSession, topics: list[str], starting_offsets: str = "earliest",
+                **options: str) -> DataFrame:
+    """A streaming DataFrame over topics (startingOffsets applies to a new checkpoint only)."""
+    return (spark.readStream.format("kafka").options(**kafka_options())
+            .option("subscribe", ",".join(topics)).option("startingOffsets", starting_offsets)
+            .options(**options).load())
+
+
+def read_batch(spark: SparkSession, topics: list[str], starting: str | dict = "earliest",
+               ending: str | dict = "latest", **options: str) -> DataFrame:
+    """A bounded read of an offset range (dicts are {topic: {partition: offset}})."""
+    def as_option(o):
+        return o if isinstance(o, str) else json.dumps({t: {str(p): v for p, v in ps.items()} for t, ps in o.items()})
+
+    return (spark.read.format("kafka").options(**kafka_options())
+            .option("subscribe", ",".join(topics)).option("startingOffsets", as_option(starting))
+            .option("endingOffsets", as_option(ending)).options(**options).load())
+
+
+def event_time(ts_ms: Column) -> Column:
+    return (ts_ms / 1000).cast("timestamp")
+
+
+def parse_readings(records: DataFrame) -> DataFrame:
+    """Kafka records -> one row per record with the reading's fields (null when the value
+    is not a valid reading), `error` naming why, and the record's topic/partition/offset."""
+    parsed = records.select(
+        F.col("key").cast("string").alias("key"), F.col("value").cast("string").alias("raw"),
+        "topic", "partition", "offset", F.col("timestamp").alias("kafka_ts"),
+        F.from_json(F.col("value").cast("string"), spark_schema(), {"mode": "PERMISSIVE"}).alias("r"))
+    fields = spark_schema().fieldNames()
+    missing = F.concat_ws(",", *[F.when(F.col(f).isNull(), F.lit(f)) for f in fields])
+    (t_lo, t_hi), (h_lo, h_hi) = TEMPERATURE_RANGE, HUMIDITY_RANGE
+    error = (F.when(missing == ",".join(fields), F.lit("not a JSON reading"))
+             .when(missing != "", F.concat(F.lit("missing "), missing))
+             .when(~F.col("temperature").between(t_lo, t_hi), F.lit("temperature out of range"))
+             .when(~F.col("humidity").between(h_lo, h_hi), F.lit("humidity out of range")))
+    return parsed.select("*", "r.*").drop("r").withColumn("error", error)
+
+
+def valid_readings(records: DataFrame) -> DataFrame:
+    """parse_readings without the malformed rows (jobs that dead-letter use the error column)."""
+    return parse_readings(records).where(F.col("error").isNull()).drop("error", "raw")
