@@ -4,7 +4,8 @@ one YAML file per object: what the Kubernetes path applies, reviewable offline.
     python helm/tools/render.py [--namespace NS] [--out DIR]
 
 The chart gets the same values files as on a cluster, in the same order:
-ansible/versions.yml, spark-jobs/catalogue.yaml, values-<name>.yaml.
+ansible/versions.yml, spark-jobs/catalogue.yaml, values-<name>.yaml. "default" is
+the chart's values.yaml alone.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +43,15 @@ def helm_binary() -> Path | None:
 
 
 def values_files() -> dict[str, Path]:
-    """values-<name>.yaml of the chart, by name (dev, prod, ...)."""
-    return {p.stem.removeprefix("values-"): p for p in sorted(CHART_DIR.glob("values-*.yaml"))}
+    """Every variant of the chart by name: "default" (values.yaml alone), then one per
+    values-<name>.yaml (dev, prod, ...)."""
+    return {"default": CHART_DIR / "values.yaml",
+            **{p.stem.removeprefix("values-"): p for p in sorted(CHART_DIR.glob("values-*.yaml"))}}
 
 
 def helm_args(values: Path) -> list[str]:
+    """-f files in helm's order (later wins): pins, catalogue, then the variant's file
+    (values.yaml itself is always read first; passing it again changes nothing)."""
     return ["-f", str(VERSIONS_FILE), "-f", str(CATALOGUE_FILE), "-f", str(values)]
 
 
@@ -84,8 +90,12 @@ def main(argv: list[str]) -> int:
     try:
         for name, values in values_files().items():
             out = args.out / name
-            paths = write(render(values, args.namespace), out)
-            print(f"{name}: {len(paths)} objects -> {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+            objects = render(values, args.namespace)
+            paths = write(objects, out)
+            kinds = Counter(o["kind"] for o in objects)
+            where = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
+            print(f"{name}: {len(paths)} objects -> {where}/ ("
+                  + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")")
     except RenderError as e:
         print(f"render: {e}", file=sys.stderr)
         return 1

@@ -32,6 +32,11 @@ Names and labels shared by every template.
 {{- printf "%s-cluster-ca-cert" (include "kp.cluster" .) -}}
 {{- end -}}
 
+{{/* Where Spark pods see that certificate (ca.crt). */}}
+{{- define "kp.clusterCaDir" -}}
+/etc/kafka-patterns/cluster-ca
+{{- end -}}
+
 {{- define "kp.labels" -}}
 app.kubernetes.io/name: {{ .Chart.Name }}
 app.kubernetes.io/instance: {{ .Release.Name | trunc 63 | trimSuffix "-" }}

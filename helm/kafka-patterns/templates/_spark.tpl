@@ -4,6 +4,7 @@
 {{- $root := .root -}}
 {{- $job := .job -}}
 {{- $spark := $root.Values.spark -}}
+{{- $pg := $root.Values.postgres -}}
 {{- $user := include "kp.k8sName" $job.name -}}
 type: Python
 pythonVersion: "3"
@@ -15,8 +16,6 @@ mainApplicationFile: {{ $spark.launcher }}
 # The launcher runs the job's module with the job's arguments.
 arguments:
   {{- toYaml (concat (list $job.module) ($job.args | default list)) | nindent 2 }}
-sparkConf:
-  spark.sql.streaming.checkpointLocation: {{ printf "%s/%s" $spark.checkpoint.mountPath $job.name | quote }}
 restartPolicy:
   {{- toYaml .restartPolicy | nindent 2 }}
 volumes:
@@ -27,6 +26,12 @@ volumes:
     {{- else }}
     emptyDir: {}
     {{- end }}
+  # The cluster CA certificate (Strimzi's <cluster>-cluster-ca-cert Secret) as a file.
+  - name: cluster-ca
+    secret:
+      secretName: {{ include "kp.clusterCaSecret" $root }}
+      items:
+        - {key: ca.crt, path: ca.crt}
 {{- range $role := list "driver" "executor" }}
 {{- $res := index $spark $role }}
 {{ $role }}:
@@ -44,6 +49,9 @@ volumes:
   volumeMounts:
     - name: checkpoints
       mountPath: {{ $spark.checkpoint.mountPath }}
+    - name: cluster-ca
+      mountPath: {{ include "kp.clusterCaDir" $root }}
+      readOnly: true
   env:
     - name: KAFKA_PATTERNS_JOB
       value: {{ $job.name | quote }}
@@ -62,24 +70,19 @@ volumes:
         secretKeyRef:
           name: {{ $user }}
           key: password
-    - name: KAFKA_CLIENT_SSL_CA_PEM
-      valueFrom:
-        secretKeyRef:
-          name: {{ include "kp.clusterCaSecret" $root }}
-          key: ca.crt
-    # libpq's own variables: psycopg picks them up.
-    - name: PGHOST
-      value: {{ $root.Values.postgres.host | quote }}
-    - name: PGPORT
-      value: {{ $root.Values.postgres.port | quote }}
-    - name: PGDATABASE
-      value: {{ $root.Values.postgres.database | quote }}
-    - name: PGUSER
-      value: {{ $root.Values.postgres.appUser | quote }}
+    - name: KAFKA_CLIENT_SSL_CA_LOCATION
+      value: {{ printf "%s/ca.crt" (include "kp.clusterCaDir" $root) | quote }}
+    # The sink database (kafka_patterns.settings.postgres_dsn); libpq reads the
+    # password from PGPASSWORD, so that it never appears in the DSN.
+    - name: POSTGRES_DSN
+      value: {{ printf "host=%s port=%v dbname=%s user=%s" $pg.host $pg.port $pg.database $pg.appUser | quote }}
     - name: PGPASSWORD
       valueFrom:
         secretKeyRef:
-          name: {{ $root.Values.postgres.appPasswordSecret.name }}
-          key: {{ $root.Values.postgres.appPasswordSecret.key }}
+          name: {{ $pg.appPasswordSecret.name }}
+          key: {{ $pg.appPasswordSecret.key }}
+    # Structured Streaming checkpoints (kafka_patterns.settings.checkpoint_root).
+    - name: CHECKPOINT_ROOT
+      value: {{ $spark.checkpoint.mountPath | quote }}
 {{- end }}
 {{- end -}}

@@ -3,6 +3,7 @@ process or as a separate process that can be killed), offsets and sink queries."
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -112,10 +113,8 @@ def spawn_job(job: str, args: Sequence[str], log: Path | None = None) -> subproc
 
 def hard_kill(proc: subprocess.Popen) -> None:
     """SIGKILL the job's whole process group: no shutdown hooks, like a crashed pod."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait(timeout=30)
 
 
