@@ -21,7 +21,7 @@ export PYTHONPATH := $(ROOT)/spark-jobs/src
 
 PLAYBOOK := ansible-playbook -i $(INVENTORY)
 
-.PHONY: help setup up down clean status bootstrap demo patterns run test test-unit test-infra test-integration lint
+.PHONY: help setup up down clean status bootstrap demo patterns run test test-unit test-infra test-integration test-faults lint
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -87,7 +87,7 @@ PYTEST := $(PY) -m pytest -c $(ROOT)/tests/pytest.ini --rootdir $(ROOT)
 test: setup ## every test tier; starts the cluster if needed and stops what it started
 	@started=no; \
 	if ! $(PY) -m kafka_patterns.inventory is-up; then $(MAKE) up; started=yes; fi; \
-	rc=0; $(MAKE) test-unit test-infra test-integration || rc=$$?; \
+	rc=0; $(MAKE) -k test-iac test-unit test-infra test-integration test-faults || rc=$$?; \
 	if [ $$started = yes ]; then echo "==> stopping the cluster this run started"; $(MAKE) down; fi; \
 	exit $$rc
 
@@ -99,6 +99,9 @@ test-infra: setup ## testinfra checks of the running cluster through the Ansible
 
 test-integration: setup ## guarantee tests against the running cluster
 	@$(PYTEST) $(ROOT)/tests/integration
+
+test-faults: setup ## fault injection (jobs and consumers killed mid-stream) against the running cluster
+	@$(PYTEST) $(ROOT)/tests/faults
 
 lint: setup ## ruff and ansible-lint
 	@ruff check --config $(ROOT)/spark-jobs/pyproject.toml $(ROOT)/spark-jobs $(ROOT)/tests $(ROOT)/ansible
