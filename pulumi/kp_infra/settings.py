@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,18 @@ class Settings:
     values_file: Path
     versions: dict[str, Any]
     catalogue: dict[str, Any]
-    chart_overrides: dict[str, Any] = field(default_factory=dict)
+    spark_image_repository: str = ""
+    connect_build_image: str = ""
+
+    @property
+    def chart_overrides(self) -> dict[str, Any]:
+        """The stack's registry settings, as chart values (only those that are set)."""
+        out: dict[str, Any] = {}
+        if self.spark_image_repository:
+            out["spark"] = {"image": {"repository": self.spark_image_repository}}
+        if self.connect_build_image:
+            out["connect"] = {"build": {"image": self.connect_build_image}}
+        return out
 
     @property
     def chart_values(self) -> dict[str, Any]:
@@ -83,5 +94,6 @@ def load(config: pulumi.Config | None = None) -> Settings:
         values_file=values_file,
         versions=_yaml(VERSIONS_FILE),
         catalogue=_yaml(CATALOGUE_FILE),
-        chart_overrides=cfg.get_object("chartValues") or {},
+        spark_image_repository=cfg.get("sparkImageRepository") or "",
+        connect_build_image=cfg.get("connectBuildImage") or "",
     )
