@@ -111,8 +111,6 @@ lint: setup ## ruff and ansible-lint
 # STACK picks pulumi/Pulumi.<stack>.yaml (and so the chart's values-<stack>.yaml).
 STACK ?= dev
 HELM := $(CACHE)/bin/helm
-# tests/pytest.ini may not exist yet: fall back to plain pytest rooted here.
-PYTEST_IAC = $(if $(wildcard $(ROOT)/tests/pytest.ini),$(PYTEST),$(PY) -m pytest --rootdir $(ROOT))
 # The Spark image name the chart uses by default (helm values spark.image.repository).
 SPARK_IMAGE_REPO := $(shell sed -nE 's/^    repository: *([^ #]+).*/\1/p' $(ROOT)/helm/kafka-patterns/values.yaml)
 IMAGE_CONTEXT := $(ROOT)/build/image-context
@@ -138,14 +136,21 @@ k8s-status: setup ## Kafka, node pools, topics, users, Connect, connectors, Spar
 	  kubectl get kafka,kafkanodepool,kafkatopic,kafkauser,kafkaconnect,kafkaconnector,sparkapplication,scheduledsparkapplication,pods -n "$$ns"
 
 test-iac: setup ## chart render + schema validation, Pulumi mocks, Ansible syntax-check/lint (no cluster)
-	@HELM=$(HELM) $(PYTEST_IAC) $(ROOT)/tests/iac
+	@HELM=$(HELM) $(PYTEST) $(ROOT)/tests/iac
 
 image: setup ## the project Spark image (prints the docker build command when docker is unavailable)
 	@rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)/spark-kafka-jars
 	@cp -r $(ROOT)/spark-jobs/src/kafka_patterns $(IMAGE_CONTEXT)/ && find $(IMAGE_CONTEXT) -name __pycache__ -prune -exec rm -rf {} +
 	@cp $(ROOT)/spark-jobs/catalogue.yaml $(ROOT)/spark-jobs/catalogue.schema.json $(IMAGE_CONTEXT)/
 	@cp $(VERSIONS) $(IMAGE_CONTEXT)/versions.yml
-	@cp $(CACHE)/spark-kafka-$(SPARK_VERSION)/*.jar $(IMAGE_CONTEXT)/spark-kafka-jars/
+	@# Only the connector jars whose artifact pyspark's jars dir (= the image's) lacks.
+	@pyspark_jars=$$($(PY) -c 'import pathlib, pyspark; print(pathlib.Path(pyspark.__file__).parent / "jars")'); \
+	  ls $(CACHE)/spark-kafka-$(SPARK_VERSION)/*.jar >/dev/null 2>&1 || { echo "no jars in $(CACHE)/spark-kafka-$(SPARK_VERSION): run make setup" >&2; exit 1; }; \
+	  for jar in $(CACHE)/spark-kafka-$(SPARK_VERSION)/*.jar; do \
+	    artifact=$$(basename $$jar | sed -E 's/-[0-9][^-]*\.jar$$//'); \
+	    ls $$pyspark_jars/$$artifact-[0-9]*.jar >/dev/null 2>&1 || cp $$jar $(IMAGE_CONTEXT)/spark-kafka-jars/; \
+	  done; \
+	  echo "==> Kafka jars for the image: $$(ls $(IMAGE_CONTEXT)/spark-kafka-jars | tr '\n' ' ')" >&2
 	@sed -nE '/^python_packages:/,/^[^ #]/s/^  ($(IMAGE_PY_DEPS)): *"([^"]*)".*/\1==\2/p' $(VERSIONS) > $(IMAGE_CONTEXT)/requirements.txt
 	@cmd="docker build -f $(ROOT)/spark-jobs/Dockerfile --build-arg SPARK_VERSION=$(SPARK_VERSION) -t $(SPARK_IMAGE_REPO):$(SPARK_VERSION) $(IMAGE_CONTEXT)"; \
 	  if command -v docker >/dev/null && docker info >/dev/null 2>&1; then echo "==> $$cmd" >&2; DOCKER_BUILDKIT=1 $$cmd; \
