@@ -1,0 +1,91 @@
+"""Paths and helpers of the iac tier (fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from helpers import ROOT
+
+CHART_DIR = ROOT / "helm" / "kafka-patterns"
+VERSIONS_FILE = ROOT / "ansible" / "versions.yml"
+# The pinned CRDs live beside the checkout (../shared/crds), not inside it.
+CRD_DIR = ROOT.parent / "shared" / "crds"
+# A namespace no template could have typed: every namespace in the output must come
+# from the release.
+NAMESPACE = "kp-iac-ns"
+
+
+def load_module(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+render_tool = load_module("kp_render", ROOT / "helm" / "tools" / "render.py")
+# Every variant of the chart: "default" (values.yaml alone), "dev", "prod".
+VARIANTS = list(render_tool.values_files())
+
+
+def kinds(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [o for o in objects if o["kind"] == kind]
+
+
+def one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    found = kinds(objects, kind)
+    assert len(found) == 1, f"expected one {kind}, found {len(found)}"
+    return found[0]
+
+
+def by_name(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    return {o["metadata"]["name"]: o for o in kinds(objects, kind)}
+
+
+def k8s_name(name: str) -> str:
+    """The chart's kp.k8sName for names that need no hash (all of the catalogue's)."""
+    out = name.lower().replace(".", "-").replace("_", "-")
+    assert len(out) <= 63, name
+    return out
+
+
+def output_topics(job: dict[str, Any]) -> list[str]:
+    return [o for o in job["outputs"] if not o.startswith("postgres:")]
+
+
+def catalogue_acls(job: dict[str, Any]) -> set[tuple[str, str | None, str, str]]:
+    """The ACLs the catalogue promises a job (its header): Read + Describe on its inputs
+    and Read on its group (named after the job), Write + Describe on its output
+    topics, and for a transactional job its transactional id and IdempotentWrite."""
+    acls = {("group", job["name"], "literal", "Read")}
+    for topic in job["inputs"]:
+        acls |= {("topic", topic, "literal", "Read"), ("topic", topic, "literal", "Describe")}
+    for topic in output_topics(job):
+        acls |= {("topic", topic, "literal", "Write"), ("topic", topic, "literal", "Describe")}
+    if job.get("transactional"):
+        acls |= {("transactionalId", job["name"], "literal", "Write"),
+                 ("transactionalId", job["name"], "literal", "Describe"),
+                 ("cluster", None, "literal", "IdempotentWrite")}
+    return acls
+
+
+def user_acls(user: dict[str, Any]) -> set[tuple[str, str | None, str, str]]:
+    """A KafkaUser's ACLs as (resource type, name, pattern type, operation) tuples."""
+    out = set()
+    for acl in user["spec"]["authorization"]["acls"]:
+        r = acl["resource"]
+        for op in acl["operations"]:
+            out.add((r["type"], r.get("name"), r.get("patternType", "literal"), op))
+    return out
+
+
+def resources_of(objects: list[dict[str, Any]], kind: str, entries: list[dict[str, Any]]):
+    """(catalogue entry, its resource of kind) for every entry; fails naming the
+    entries that have none."""
+    found = by_name(objects, kind)
+    missing = [e["name"] for e in entries if k8s_name(e["name"]) not in found]
+    assert not missing, f"no {kind} for {missing}"
+    return [(e, found[k8s_name(e["name"])]) for e in entries]

@@ -1,0 +1,47 @@
+"""The Ansible side: every playbook passes --syntax-check, the playbooks and roles are
+ansible-lint clean, and the example hosts inventory parses with the groups the roles
+expect."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from manifests import ROOT
+
+from helpers import LOCAL_INVENTORY, VENV_BIN, ansible_env
+
+ANSIBLE_DIR = ROOT / "ansible"
+PLAYBOOKS = sorted(p.name for p in (ANSIBLE_DIR / "playbooks").glob("*.yml"))
+EXAMPLE_INVENTORY = ANSIBLE_DIR / "inventories" / "example-hosts"
+
+
+def ansible(tool: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(VENV_BIN / tool), *args], capture_output=True, text=True, env=ansible_env(),
+                          cwd=ANSIBLE_DIR, timeout=timeout, check=False)
+
+
+def test_the_kubernetes_playbooks_exist():
+    assert {"deploy-k8s.yml", "destroy-k8s.yml"} <= set(PLAYBOOKS)
+
+
+@pytest.mark.parametrize("playbook", PLAYBOOKS)
+def test_playbook_passes_syntax_check(playbook):
+    proc = ansible("ansible-playbook", "--syntax-check", "-i", str(LOCAL_INVENTORY), f"playbooks/{playbook}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_playbooks_and_roles_are_ansible_lint_clean():
+    # --offline: never reach Galaxy or refresh schemas; the rules are the pinned ones.
+    proc = ansible("ansible-lint", "-q", "--offline", "playbooks", "roles", timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_example_hosts_inventory_parses():
+    proc = ansible("ansible-inventory", "-i", str(EXAMPLE_INVENTORY), "--list")
+    assert proc.returncode == 0, proc.stderr
+    groups = json.loads(proc.stdout)
+    for group in ("kafka_controllers", "kafka_brokers", "kafka_connect", "postgresql"):
+        assert groups.get(group, {}).get("hosts"), f"{EXAMPLE_INVENTORY.name} has no hosts in {group}"

@@ -1,0 +1,91 @@
+"""The catalogue as Strimzi resources: a KafkaTopic per topic, a KafkaUser with
+least-privilege ACLs per job, Kafka Connect built with the pinned Debezium plugins and
+a KafkaConnector per catalogue connector."""
+
+from __future__ import annotations
+
+import pytest
+from manifests import VARIANTS, by_name, catalogue_acls, kinds, one, resources_of, user_acls
+
+CONNECT_ANNOTATION = "strimzi.io/use-connector-resources"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_catalogue_topic_is_a_kafka_topic_with_its_settings(rendered, cat, variant):
+    cluster = one(rendered[variant], "Kafka")["metadata"]["name"]
+    assert len(kinds(rendered[variant], "KafkaTopic")) == len(cat["topics"])
+    for t, kt in resources_of(rendered[variant], "KafkaTopic", cat["topics"]):
+        assert kt["metadata"]["labels"]["strimzi.io/cluster"] == cluster
+        assert kt["spec"]["topicName"] == t["name"]
+        assert kt["spec"]["partitions"] == t["partitions"]
+        assert kt["spec"]["replicas"] == t.get("replicationFactor", cat["cluster"]["replicationFactor"])
+        assert kt["spec"].get("config", {}) == (t.get("config") or {})
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_job_has_a_kafka_user_with_exactly_its_acls(rendered, cat, variant):
+    cluster = one(rendered[variant], "Kafka")["metadata"]["name"]
+    for job, user in resources_of(rendered[variant], "KafkaUser", cat["jobs"]):
+        assert user["metadata"]["labels"]["strimzi.io/cluster"] == cluster
+        assert user["spec"]["authentication"] == {"type": "scram-sha-512"}
+        assert user["spec"]["authorization"]["type"] == "simple"
+        assert user_acls(user) == catalogue_acls(job), job["name"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_no_user_gets_more_than_least_privilege(rendered, variant):
+    connect = one(rendered[variant], "KafkaConnect")["metadata"]["name"]
+    for name, user in by_name(rendered[variant], "KafkaUser").items():
+        for rtype, rname, pattern, op in user_acls(user):
+            assert op != "All" and rname != "*", (name, rtype, rname, op)
+            assert rtype != "cluster" or op == "IdempotentWrite", (name, rtype, op)
+            # Only Connect has prefixed ACLs: its own internal topics and the CDC topics.
+            assert pattern == "literal" or name == connect, (name, rtype, rname)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_kafka_connect_uses_connector_resources_and_builds_the_pinned_debezium(rendered, versions, variant):
+    kafka = one(rendered[variant], "Kafka")
+    connect = one(rendered[variant], "KafkaConnect")
+    assert connect["metadata"]["annotations"][CONNECT_ANNOTATION] == "true"
+    spec = connect["spec"]
+    port = kafka["spec"]["kafka"]["listeners"][0]["port"]
+    assert spec["bootstrapServers"] == f"{kafka['metadata']['name']}-kafka-bootstrap:{port}"
+    assert spec["authentication"]["type"] == "scram-sha-512"
+    assert spec["authentication"]["username"] in by_name(rendered[variant], "KafkaUser")
+    assert spec["tls"]["trustedCertificates"][0]["secretName"] == f"{kafka['metadata']['name']}-cluster-ca-cert"
+    assert spec["build"]["output"]["type"] == "docker" and spec["build"]["output"]["image"]
+    artifacts = {(a["group"], a["artifact"], a["version"])
+                 for plugin in spec["build"]["plugins"] for a in plugin["artifacts"] if a["type"] == "maven"}
+    assert artifacts == {("io.debezium", "debezium-connector-postgres", versions["debezium_version"]),
+                         ("io.debezium", "debezium-connector-jdbc", versions["debezium_jdbc_version"])}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_catalogue_connector_is_a_kafka_connector(rendered, cat, variant):
+    connect = one(rendered[variant], "KafkaConnect")["metadata"]["name"]
+    assert len(kinds(rendered[variant], "KafkaConnector")) == len(cat["connectors"])
+    for c, kc in resources_of(rendered[variant], "KafkaConnector", cat["connectors"]):
+        assert kc["metadata"]["labels"]["strimzi.io/cluster"] == connect
+        assert kc["spec"]["class"] == c["class"]
+        assert kc["spec"]["config"].items() >= {k: v for k, v in c["config"].items()}.items()
+        # Passwords come from the worker's environment, never from the manifest.
+        passwords = [v for k, v in kc["spec"]["config"].items() if k.endswith("password")]
+        assert passwords and all(v.startswith("${env:") for v in passwords), c["name"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_connect_user_may_do_what_its_connectors_do(rendered, cat, variant):
+    connect = one(rendered[variant], "KafkaConnect")
+    acls = user_acls(by_name(rendered[variant], "KafkaUser")[connect["metadata"]["name"]])
+    name = connect["metadata"]["name"]
+    for topic_key in ("configStorageTopic", "offsetStorageTopic", "statusStorageTopic"):
+        assert connect["spec"][topic_key].startswith(name + "-")
+    assert ("topic", name + "-", "prefix", "Write") in acls
+    assert ("group", connect["spec"]["groupId"], "literal", "Read") in acls
+    for c in cat["connectors"]:
+        if "topic.prefix" in c["config"]:
+            assert ("topic", c["config"]["topic.prefix"] + ".", "prefix", "Write") in acls
+        for topic in filter(None, c["config"].get("topics", "").split(",")):
+            assert ("topic", topic.strip(), "literal", "Read") in acls
+            assert ("group", f"connect-{c['name']}", "literal", "Read") in acls

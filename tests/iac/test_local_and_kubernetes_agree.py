@@ -1,0 +1,76 @@
+"""The local/VM path (Ansible) and the Kubernetes path (the chart) derive the same
+topics, partitions, replication factors, topic configs, guarantee settings and job
+ACLs from the one catalogue.
+
+The Ansible side is what Ansible itself resolves: the group_vars that load the
+catalogue and the kafka_topics role's defaults, fed through the kafka_topics module's
+own desired_topics(). The Kubernetes side is the rendered KafkaTopics, Kafka and
+KafkaUsers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+import pytest
+from manifests import ROOT, VARIANTS, by_name, catalogue_acls, k8s_name, load_module, one, user_acls
+
+from helpers import LOCAL_INVENTORY, VENV_BIN, ansible_env
+
+ANSIBLE_DIR = ROOT / "ansible"
+# The variables the local path hands to the kafka_topics module and the broker config.
+RESOLVE = ('{{ {"topics": kafka_topics_list,'
+           ' "default_replication_factor": kafka_topics_default_replication_factor | int,'
+           ' "replication_factor": kafka_replication_factor | int,'
+           ' "min_insync_replicas": kafka_min_insync_replicas | int,'
+           ' "jobs": platform_catalogue.jobs} | to_json }}')
+
+
+@pytest.fixture(scope="module")
+def local_path() -> dict[str, Any]:
+    """Ansible's view: group_vars of the playbooks + the kafka_topics role defaults."""
+    cmd = [str(VENV_BIN / "ansible"), "kafka-1", "-i", str(LOCAL_INVENTORY),
+           "--playbook-dir", str(ANSIBLE_DIR / "playbooks"),
+           "-e", "@" + str(ANSIBLE_DIR / "roles" / "kafka_topics" / "defaults" / "main.yml"),
+           "-m", "ansible.builtin.debug", "-a", "msg=" + RESOLVE]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=ansible_env(), cwd=ANSIBLE_DIR, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(json.loads(proc.stdout.split("=>", 1)[1])["msg"])
+
+
+@pytest.fixture(scope="module")
+def local_topics(local_path) -> dict[str, dict[str, Any]]:
+    module = load_module("kp_kafka_topics", ANSIBLE_DIR / "roles" / "kafka_topics" / "library" / "kafka_topics.py")
+    return module.desired_topics(local_path)
+
+
+def kubernetes_topics(objects) -> dict[str, dict[str, Any]]:
+    return {t["spec"]["topicName"]: {"partitions": t["spec"]["partitions"],
+                                     "replication_factor": t["spec"]["replicas"],
+                                     "config": {k: str(v) for k, v in t["spec"].get("config", {}).items()}}
+            for t in by_name(objects, "KafkaTopic").values()}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_both_paths_create_the_same_topics_with_the_same_settings(local_topics, rendered, variant):
+    assert local_topics, "the local path creates the catalogue's topics"
+    assert kubernetes_topics(rendered[variant]) == local_topics
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_both_paths_apply_the_same_guarantee_settings(local_path, rendered, variant):
+    config = one(rendered[variant], "Kafka")["spec"]["kafka"]["config"]
+    assert config["default.replication.factor"] == local_path["replication_factor"]
+    assert config["min.insync.replicas"] == local_path["min_insync_replicas"]
+    assert local_path["default_replication_factor"] == local_path["replication_factor"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_both_paths_give_every_job_the_same_acls(local_path, rendered, variant):
+    # The local cluster runs without an authorizer: its jobs' rights are the catalogue
+    # rule over the jobs Ansible sees; on Kubernetes they are the KafkaUsers' ACLs.
+    users = by_name(rendered[variant], "KafkaUser")
+    assert local_path["jobs"]
+    for job in local_path["jobs"]:
+        assert user_acls(users[k8s_name(job["name"])]) == catalogue_acls(job), job["name"]

@@ -1,0 +1,196 @@
+"""The Pulumi program (pulumi/__main__.py) run against pulumi.runtime.set_mocks for each
+stack config: no CLI, no cluster. Asserts on what it would ask the engine to create
+(resource inputs) and on the stack outputs."""
+
+from __future__ import annotations
+
+import json
+import runpy
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import yaml
+from manifests import ROOT, VERSIONS_FILE
+from pulumi.runtime.mocks import MockMonitor
+
+import pulumi
+
+PULUMI_DIR = ROOT / "pulumi"
+PROJECT = yaml.safe_load((PULUMI_DIR / "Pulumi.yaml").read_text())["name"]
+STACKS = sorted(p.stem.removeprefix("Pulumi.") for p in PULUMI_DIR.glob("Pulumi.*.yaml"))
+RELEASE = "kubernetes:helm.sh/v3:Release"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+# Component name -> type: namespaces, each operator, our chart.
+COMPONENTS = {"namespaces": "Namespaces", "strimzi": "StrimziOperator", "spark-operator": "SparkOperator",
+              "patterns": "PatternsChart"}
+
+
+class RecordingMocks(pulumi.runtime.Mocks):
+    """Every resource becomes its inputs; every registration is kept for the asserts."""
+
+    def __init__(self) -> None:
+        self.resources: list[pulumi.runtime.MockResourceArgs] = []
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+        self.resources.append(args)
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list | None]:
+        return {}, None
+
+
+@dataclass
+class Run:
+    stack: str
+    config: dict[str, Any]
+    resources: list[pulumi.runtime.MockResourceArgs]
+    urns: list[str]
+    outputs: dict[str, Any]
+
+    def of_type(self, typ: str) -> list[pulumi.runtime.MockResourceArgs]:
+        return [r for r in self.resources if r.typ == typ]
+
+    def release(self, name: str) -> dict[str, Any]:
+        found = [r.inputs for r in self.of_type(RELEASE) if r.inputs.get("name") == name]
+        assert len(found) == 1, f"expected one Helm release named {name}, found {len(found)}"
+        return found[0]
+
+
+def stack_config(stack: str) -> dict[str, Any]:
+    """Pulumi.<stack>.yaml with the project's declared defaults, as the CLI passes it."""
+    project = yaml.safe_load((PULUMI_DIR / "Pulumi.yaml").read_text()).get("config", {})
+    config = {f"{PROJECT}:{k}": v["default"] for k, v in project.items() if "default" in v}
+    config.update(yaml.safe_load((PULUMI_DIR / f"Pulumi.{stack}.yaml").read_text())["config"])
+    return config
+
+
+@pytest.fixture(scope="module", params=STACKS)
+def run(request) -> Run:
+    stack = request.param
+    config = stack_config(stack)
+    mocks = RecordingMocks()
+    monitor = MockMonitor(mocks)
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_all_config({k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()})
+    outputs: dict[str, Any] = {}
+
+    @pulumi.runtime.test
+    def program():
+        runpy.run_path(str(PULUMI_DIR / "__main__.py"), run_name="__main__")
+        exported = pulumi.runtime.get_root_resource().outputs
+        return pulumi.Output.all(**exported).apply(outputs.update)
+
+    sys.path.insert(0, str(PULUMI_DIR))
+    try:
+        program()
+    finally:
+        sys.path.remove(str(PULUMI_DIR))
+    return Run(stack, config, mocks.resources, list(monitor.resources), outputs)
+
+
+@pytest.fixture(scope="module")
+def pins() -> dict[str, Any]:
+    return yaml.safe_load(VERSIONS_FILE.read_text())
+
+
+def test_one_component_per_concern(run):
+    # A child's URN carries its parents' types: ...::<parent type>$<type>::<name>.
+    children: dict[str, set[tuple[str, str]]] = {}
+    for urn in run.urns:
+        *_, types, name = urn.split("::")
+        chain = types.split("$")
+        if len(chain) > 1:
+            children.setdefault(chain[-2], set()).add((chain[-1], name))
+    component = {name: f"{PROJECT}:index:{typ}" for name, typ in COMPONENTS.items()}
+    namespaces = {"namespaces-platform", "namespaces-operators"}
+    if run.config[f"{PROJECT}:namespace"] == run.config[f"{PROJECT}:operatorNamespace"]:
+        namespaces = {"namespaces-platform"}
+    assert children == {
+        "pulumi:pulumi:Stack": {(typ, name) for name, typ in component.items()},
+        component["namespaces"]: {(NAMESPACE, n) for n in namespaces},
+        component["strimzi"]: {(RELEASE, "strimzi")},
+        component["spark-operator"]: {(RELEASE, "spark-operator")},
+        component["patterns"]: {(RELEASE, "patterns")},
+    }
+
+
+def test_strimzi_is_the_pinned_1_2_0_chart_watching_our_namespace(run, pins):
+    strimzi = run.release("strimzi")
+    assert pins["strimzi_version"] == "1.2.0"
+    assert strimzi["version"] == pins["strimzi_version"]
+    assert strimzi["chart"] == "oci://quay.io/strimzi-helm/strimzi-kafka-operator"
+    assert strimzi["namespace"] == run.config[f"{PROJECT}:operatorNamespace"]
+    assert run.config[f"{PROJECT}:namespace"] in strimzi["values"]["watchNamespaces"]
+    assert strimzi["values"]["watchAnyNamespace"] is False
+
+
+def test_spark_operator_is_the_pinned_2_5_2_chart_with_our_job_namespace(run, pins):
+    spark = run.release("spark-operator")
+    assert pins["spark_operator_version"] == "2.5.2"
+    assert spark["version"] == pins["spark_operator_version"]
+    assert spark["chart"] == "spark-operator"
+    assert spark["repositoryOpts"]["repo"] == "https://kubeflow.github.io/spark-operator"
+    assert spark["namespace"] == run.config[f"{PROJECT}:operatorNamespace"]
+    assert run.config[f"{PROJECT}:namespace"] in spark["values"]["spark"]["jobNamespaces"]
+
+
+def test_the_stack_creates_its_namespaces(run):
+    names = {r.inputs["metadata"]["name"] for r in run.of_type(NAMESPACE)}
+    assert names == {run.config[f"{PROJECT}:namespace"], run.config[f"{PROJECT}:operatorNamespace"]}
+
+
+def test_our_chart_gets_every_catalogue_topic_job_and_connector(run, cat, pins):
+    chart = run.release("patterns")
+    assert chart["chart"] == str(ROOT / "helm" / "kafka-patterns")
+    assert chart["namespace"] == run.config[f"{PROJECT}:namespace"]
+    values = chart["values"]
+    assert values["topics"] == cat["topics"]
+    assert values["jobs"] == cat["jobs"]
+    assert values["connectors"] == cat["connectors"]
+    for key in ("kafka_version", "spark_version", "debezium_version", "debezium_jdbc_version"):
+        assert values[key] == pins[key]
+
+
+def test_our_chart_gets_the_guarantee_settings_and_the_stack_values_file(run):
+    values = run.release("patterns")["values"]
+    assert values["cluster"]["replicationFactor"] == 3
+    assert values["cluster"]["minInsyncReplicas"] == 2
+    stack_values = yaml.safe_load((ROOT / "helm" / "kafka-patterns" / run.config[f"{PROJECT}:valuesFile"]).read_text())
+    assert values["kafka"]["brokers"]["storage"] == stack_values["kafka"]["brokers"]["storage"]
+
+
+def test_the_stack_outputs_name_the_bootstrap_connect_and_namespace(run, cat):
+    ns = run.config[f"{PROJECT}:namespace"]
+    cluster = cat["cluster"]["name"]
+    assert run.outputs["namespace"] == ns
+    assert run.outputs["cluster_name"] == cluster
+    assert run.outputs["bootstrap_address"] == f"{cluster}-kafka-bootstrap.{ns}.svc:9093"
+    assert run.outputs["connect_name"] == f"{cluster}-connect"
+    assert run.outputs["connect_rest"] == f"http://{cluster}-connect-connect-api.{ns}.svc:8083"
+
+
+def test_the_bootstrap_output_is_what_the_chart_gives_the_jobs(run, helm):
+    from manifests import render_tool
+
+    ns = run.config[f"{PROJECT}:namespace"]
+    values = render_tool.CHART_DIR / run.config[f"{PROJECT}:valuesFile"]
+    objects = render_tool.render(values, ns, helm)
+    app = next(o for o in objects if o["kind"] == "SparkApplication")
+    env = {e["name"]: e.get("value") for e in app["spec"]["driver"]["env"]}
+    assert env["KAFKA_BOOTSTRAP_SERVERS"] == run.outputs["bootstrap_address"]
+
+
+def test_registry_settings_override_the_values_file(cat):
+    sys.path.insert(0, str(PULUMI_DIR))
+    try:
+        from kp_infra.settings import CHART_DIR, Settings
+    finally:
+        sys.path.remove(str(PULUMI_DIR))
+    settings = Settings(namespace="n", operator_namespace="o", values_file=CHART_DIR / "values-prod.yaml",
+                        versions={}, catalogue=cat, spark_image_repository="reg.example/spark",
+                        connect_build_image="reg.example/connect:1")
+    assert settings.chart_values["spark"]["image"]["repository"] == "reg.example/spark"
+    assert settings.chart_values["connect"]["build"]["image"] == "reg.example/connect:1"
+    assert settings.chart_values["spark"]["driver"]["memory"] == "2g", "the rest of the values file stays"

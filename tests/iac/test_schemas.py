@@ -1,0 +1,109 @@
+"""Every rendered object is valid: built-in kinds against the Kubernetes schemas of the
+pinned kubernetes_version (kubernetes-validate, offline), custom resources against the
+openAPIV3Schema of the pinned Strimzi and spark-operator CRDs (jsonschema)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+from manifests import VARIANTS
+
+
+def strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """A CRD schema as the API server applies it with strict field validation: unknown
+    fields are errors (not silently pruned) unless x-kubernetes-preserve-unknown-fields,
+    and `nullable` admits null. Branches of anyOf/oneOf stay as they are."""
+    out = dict(schema)
+    if out.get("nullable") and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    if "properties" in out:
+        out["properties"] = {k: strict(v) for k, v in out["properties"].items()}
+        if "additionalProperties" not in out and not out.get("x-kubernetes-preserve-unknown-fields"):
+            out["additionalProperties"] = False
+    if isinstance(out.get("additionalProperties"), dict):
+        out["additionalProperties"] = strict(out["additionalProperties"])
+    if isinstance(out.get("items"), dict):
+        out["items"] = strict(out["items"])
+    return out
+
+
+@pytest.fixture(scope="session")
+def crd_validators(crd_dir: Path) -> dict[tuple[str, str], jsonschema.protocols.Validator]:
+    """(apiVersion, kind) -> validator, for every served version of every pinned CRD."""
+    out = {}
+    for path in sorted(crd_dir.glob("*/*.yaml")):
+        crd = yaml.safe_load(path.read_text())
+        if not crd or crd.get("kind") != "CustomResourceDefinition":
+            continue
+        group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
+        for version in crd["spec"]["versions"]:
+            if version.get("served"):
+                schema = strict(version["schema"]["openAPIV3Schema"])
+                out[(f"{group}/{version['name']}", kind)] = jsonschema.Draft4Validator(schema)
+    assert out, f"no CustomResourceDefinition found under {crd_dir}"
+    return out
+
+
+def custom_groups(crd_validators) -> set[str]:
+    return {api.split("/")[0] for api, _ in crd_validators}
+
+
+def test_the_pins_match_the_pinned_crds(crd_dir, versions):
+    assert (crd_dir / f"strimzi-{versions['strimzi_version']}").is_dir()
+    assert (crd_dir / f"spark-operator-{versions['spark_operator_version']}").is_dir()
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_custom_resource_matches_its_pinned_crd(rendered, crd_validators, variant):
+    groups = custom_groups(crd_validators)
+    errors = []
+    checked = 0
+    for obj in rendered[variant]:
+        if obj["apiVersion"].split("/")[0] not in groups:
+            continue
+        validator = crd_validators.get((obj["apiVersion"], obj["kind"]))
+        if validator is None:
+            errors.append(f"{obj['kind']} {obj['metadata']['name']}: {obj['apiVersion']} is not served by the CRDs")
+            continue
+        checked += 1
+        for e in validator.iter_errors(obj):
+            where = "/".join(str(p) for p in e.absolute_path)
+            errors.append(f"{obj['kind']} {obj['metadata']['name']}: {where}: {e.message}")
+    assert not errors, "\n".join(errors)
+    assert checked > 0
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_builtin_object_matches_the_kubernetes_schema(rendered, crd_validators, versions, variant):
+    groups = custom_groups(crd_validators)
+    errors = []
+    builtins = [o for o in rendered[variant] if o["apiVersion"].split("/")[0] not in groups]
+    for obj in builtins:
+        try:
+            kubernetes_validate.validate(obj, versions["kubernetes_version"], strict=True)
+        except kubernetes_validate.SchemaNotFoundError as e:
+            errors.append(e.message)
+        except kubernetes_validate.ValidationError as e:
+            where = "/".join(str(p) for p in e.absolute_path)
+            errors.append(f"{obj['kind']} {obj['metadata']['name']}: {where}: {e.message}")
+    assert not errors, "\n".join(errors)
+    assert builtins, "the chart renders the Spark drivers' ServiceAccount and RBAC"
+
+
+def test_the_strict_crd_check_catches_an_unknown_field(rendered, crd_validators):
+    # spec.kafka.replicas was removed with node pools: the API server rejects it.
+    kafka = next(o for o in rendered["default"] if o["kind"] == "Kafka")
+    bad = {**kafka, "spec": {**kafka["spec"], "kafka": {**kafka["spec"]["kafka"], "replicas": 3}}}
+    assert not list(crd_validators[("kafka.strimzi.io/v1", "Kafka")].iter_errors(kafka))
+    assert list(crd_validators[("kafka.strimzi.io/v1", "Kafka")].iter_errors(bad))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_only_kafka_strimzi_io_v1_is_used(rendered, variant):
+    strimzi = {o["apiVersion"] for o in rendered[variant] if o["apiVersion"].startswith("kafka.strimzi.io/")}
+    assert strimzi == {"kafka.strimzi.io/v1"}
