@@ -45,3 +45,15 @@ def test_the_example_hosts_inventory_parses():
     groups = json.loads(proc.stdout)
     for group in ("kafka_controllers", "kafka_brokers", "kafka_connect", "postgresql"):
         assert groups.get(group, {}).get("hosts"), f"{EXAMPLE_INVENTORY.name} has no hosts in {group}"
+
+
+@pytest.mark.parametrize("playbook", ["deploy-k8s.yml", "destroy-k8s.yml"])
+def test_without_a_kube_context_the_kubernetes_playbooks_stop_naming_it(playbook, tmp_path):
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
+    proc = subprocess.run([str(VENV_BIN / "ansible-playbook"), "-i", str(LOCAL_INVENTORY), f"playbooks/{playbook}"],
+                          capture_output=True, text=True, cwd=ANSIBLE_DIR, timeout=300, check=False,
+                          env={**ansible_env(), "KUBECONFIG": str(kubeconfig)})
+    assert proc.returncode != 0
+    assert "no Kubernetes context is configured" in proc.stdout + proc.stderr
+    assert "pulumi up" not in proc.stdout and "pulumi destroy" not in proc.stdout
