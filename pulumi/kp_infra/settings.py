@@ -65,9 +65,14 @@ class Settings:
         return values
 
     @property
+    def effective_values(self) -> dict[str, Any]:
+        """The values the chart's templates see: its values.yaml under chart_values."""
+        return deep_merge(_yaml(CHART_DIR / "values.yaml"), self.chart_values)
+
+    @property
     def cluster_name(self) -> str:
-        values = self.chart_values
-        return values.get("kafka", {}).get("clusterName") or values["cluster"]["name"]
+        values = self.effective_values
+        return values["kafka"]["clusterName"] or values["cluster"]["name"]
 
     @property
     def connect_name(self) -> str:
@@ -76,13 +81,23 @@ class Settings:
     @property
     def bootstrap_address(self) -> str:
         # Same as the chart's kp.bootstrap: the TLS listener's bootstrap Service.
-        port = self.chart_values.get("kafka", {}).get("listener", {}).get("port", 9093)
+        port = self.effective_values["kafka"]["listener"]["port"]
         return f"{self.cluster_name}-kafka-bootstrap.{self.namespace}.svc:{port}"
 
     @property
     def connect_rest_url(self) -> str:
         # Strimzi names the REST Service <KafkaConnect name>-connect-api.
         return f"http://{self.connect_name}-connect-api.{self.namespace}.svc:8083"
+
+    @property
+    def postgres_secrets(self) -> list[str]:
+        """Secrets the jobs (and Connect) read PostgreSQL passwords from: the chart does
+        not install PostgreSQL, they must exist in the namespace."""
+        values = self.effective_values
+        refs = [values["postgres"]["appPasswordSecret"]]
+        if values["connect"]["enabled"]:
+            refs.append(values["postgres"]["cdcPasswordSecret"])
+        return sorted({r["name"] for r in refs})
 
 
 def load(config: pulumi.Config | None = None) -> Settings:

@@ -169,6 +169,10 @@ def test_the_stack_outputs_name_the_bootstrap_connect_and_namespace(run, cat):
     assert run.outputs["bootstrap_address"] == f"{cluster}-kafka-bootstrap.{ns}.svc:9093"
     assert run.outputs["connect_name"] == f"{cluster}-connect"
     assert run.outputs["connect_rest"] == f"http://{cluster}-connect-connect-api.{ns}.svc:8083"
+    # PostgreSQL is not part of the chart: deploy-k8s.yml checks these Secrets exist.
+    pg = yaml.safe_load((ROOT / "helm" / "kafka-patterns" / "values.yaml").read_text())["postgres"]
+    assert run.outputs["postgres_host"] == pg["host"]
+    assert run.outputs["postgres_secrets"] == sorted({pg["appPasswordSecret"]["name"], pg["cdcPasswordSecret"]["name"]})
 
 
 def test_the_bootstrap_output_is_what_the_chart_gives_the_jobs(run, helm):
