@@ -61,10 +61,27 @@ def session(app_name: str) -> SparkSession:
     return spark
 
 
+def java_client_settings(librdkafka: dict[str, str]) -> dict[str, str]:
+    """librdkafka-style client settings (what KAFKA_CLIENT_* gives confluent-kafka) in the
+    Java client's terms: SCRAM credentials become sasl.jaas.config, a PEM CA file
+    becomes a PEM truststore; settings both clients share pass through unchanged."""
+    out = dict(librdkafka)
+    user, password = out.pop("sasl.username", None), out.pop("sasl.password", None)
+    if user is not None:
+        module = ("org.apache.kafka.common.security.plain.PlainLoginModule"
+                  if out.get("sasl.mechanism", "").upper() == "PLAIN"
+                  else "org.apache.kafka.common.security.scram.ScramLoginModule")
+        out["sasl.jaas.config"] = f'{module} required username="{user}" password="{password or ""}";'
+    ca = out.pop("ssl.ca.location", None)
+    if ca is not None:
+        out.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": ca})
+    return out
+
+
 def kafka_options() -> dict[str, str]:
     """Bootstrap servers and the KAFKA_CLIENT_* settings, in the source's kafka.* form."""
     return {"kafka.bootstrap.servers": clients.bootstrap_servers(),
-            **{f"kafka.{k}": v for k, v in settings.kafka_client_overrides().items()}}
+            **{f"kafka.{k}": v for k, v in java_client_settings(settings.kafka_client_overrides()).items()}}
 
 
 def read_stream(spark: SparkSession, topics: list[str], starting_offsets: str = "earliest",
