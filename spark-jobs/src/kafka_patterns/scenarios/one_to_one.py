@@ -4,7 +4,7 @@ in per-sensor order."""
 from __future__ import annotations
 
 from kafka_patterns import generator, pg
-from kafka_patterns.delivery import account
+from kafka_patterns.delivery import Order, account
 from kafka_patterns.scenarios import base
 
 KEY = "one-to-one"
@@ -12,16 +12,20 @@ ORDER = 10
 JOBS = ["one-to-one"]
 
 
-@base.timed
-def run(records: int = 5_000) -> base.Outcome:
-    job = JOBS[0]
+def produce_run_and_account(key: str, job: str, records: int, order: Order) -> base.Outcome:
+    """Produce to the job's input, run the job bounded, account its sink table."""
     topic, table = base.input_topics(job)[0], base.output_table(job)
     run_id = base.new_run()
     starting = base.end_offsets([topic])
-    base.progress(f"{KEY}: producing {records} readings to {topic}")
+    base.progress(f"{key}: producing {records} readings to {topic}")
     produced = generator.produce(topic, records, run=run_id)
-    base.progress(f"{KEY}: running job {job} (Spark, available-now)")
+    base.progress(f"{key}: running job {job} (Spark, available-now)")
     base.run_job(job, run_id, starting)
-    received = [(s, q) for s, q in pg.query(f"SELECT sensor, seq FROM {table} WHERE run = %s ORDER BY id", (run_id,))]
-    d = account(produced.acked, received, order="per-key")
-    return base.Outcome(KEY, JOBS, d, base.promise(job), records_in=len(produced.acked), records_out=len(received))
+    received = pg.query(f"SELECT sensor, seq FROM {table} WHERE run = %s ORDER BY id", (run_id,))
+    d = account(produced.acked, [tuple(r) for r in received], order=order)
+    return base.Outcome(key, [job], d, base.promise(job), records_in=len(produced.acked), records_out=len(received))
+
+
+@base.timed
+def run(records: int = 5_000) -> base.Outcome:
+    return produce_run_and_account(KEY, JOBS[0], records, "per-key")
