@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -94,4 +95,19 @@ def postgres_batch_sink(ledger_key: str, table: str, columns: Sequence[str],
                 log.warning("%s: batch %d already committed, skipped", ledger_key, batch_id)
                 return
             pg.insert_rows(conn, table, columns, rows)
+        crash_after_write_if_asked(ledger_key, batch_id)
     return write
+
+
+def crash_after_write_if_asked(checkpoint: str, batch_id: int) -> None:
+    """Fault injection for the delivery tests: with KP_CRASH_AFTER_BATCH=N the process
+    dies (os._exit, no cleanup) right after batch N's sink write and before Spark
+    records the batch in its checkpoint: the worst moment for a sink. Once per
+    checkpoint (a marker file), so the restarted job replays batch N and carries on."""
+    target = os.environ.get("KP_CRASH_AFTER_BATCH")
+    marker = Path(checkpoint) / f"crashed-after-batch-{target}"
+    if target is not None and int(target) == batch_id and not marker.exists():
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+        log.warning("KP_CRASH_AFTER_BATCH=%s: crashing after the sink write of batch %d", target, batch_id)
+        os._exit(137)

@@ -31,15 +31,26 @@ def to_rows(readings: DataFrame) -> DataFrame:
                            F.col("partition").alias("kafka_partition"), F.col("offset").alias("kafka_offset"))
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = base.parser(JOB, __doc__).parse_args(argv)
-    pg.ensure(pg.LEDGER_DDL, DDL)
-    session = spark.session(JOB)
-    rows = to_rows(spark.valid_readings(spark.read_stream(session, base.input_topics(JOB), args.starting_offsets,
-                                                          **base.source_options(args))))
-    sink = base.postgres_batch_sink(base.checkpoint_dir(JOB, args), TABLE, COLUMNS)
-    base.await_all([base.start(rows.writeStream.foreachBatch(sink), JOB, args)])
+def ensure_table(table: str) -> None:
+    """The sink table (same columns as `readings`) and the batch ledger."""
+    pg.ensure(pg.LEDGER_DDL, DDL.replace(f"EXISTS {TABLE} (", f"EXISTS {table} ("))
+
+
+def run_to_postgres(job: str, argv: list[str] | None, doc: str | None, exactly_once: bool = True) -> int:
+    """A readings -> PostgreSQL job (this one and the delivery-semantics jobs): the job's
+    input topic, its table (same columns as `readings`), with or without the batch ledger."""
+    args = base.parser(job, doc).parse_args(argv)
+    table = base.output_table(job)
+    ensure_table(table)
+    session = spark.session(job)
+    records = spark.read_stream(session, base.input_topics(job), args.starting_offsets, **base.source_options(args))
+    sink = base.postgres_batch_sink(base.checkpoint_dir(job, args), table, COLUMNS, exactly_once=exactly_once)
+    base.await_all([base.start(to_rows(spark.valid_readings(records)).writeStream.foreachBatch(sink), job, args)])
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_to_postgres(JOB, argv, __doc__)
 
 
 if __name__ == "__main__":

@@ -82,9 +82,11 @@ def spark_offsets(offsets: dict[str, dict[int, int]]) -> str:
     return json.dumps({t: {str(p): o for p, o in ps.items()} for t, ps in offsets.items()})
 
 
-def job_args(job: str, run: str, starting: dict[str, dict[int, int]] | None, *extra: str) -> list[str]:
-    """--available-now with a checkpoint of this run, starting where the run's input begins."""
-    args = [*catalogue.jobs()[job].get("args", []), "--available-now",
+def job_args(job: str, run: str, starting: dict[str, dict[int, int]] | None, *extra: str,
+             bounded: bool = True) -> list[str]:
+    """A checkpoint of this run, starting where the run's input begins; bounded adds
+    --available-now (process what is there, then stop)."""
+    args = [*catalogue.jobs()[job].get("args", []), *(["--available-now"] if bounded else []),
             "--checkpoint", str(checkpoint(job, run))]
     if starting is not None:
         args += ["--starting-offsets", spark_offsets(starting)]
@@ -103,12 +105,13 @@ def run_job(job: str, run: str, starting: dict[str, dict[int, int]] | None = Non
         raise RuntimeError(f"job {job} exited with {rc}")
 
 
-def spawn_job(job: str, args: Sequence[str], log: Path | None = None) -> subprocess.Popen:
+def spawn_job(job: str, args: Sequence[str], log: Path | None = None,
+              env: dict[str, str] | None = None) -> subprocess.Popen:
     """Start a catalogue job as its own process group (so a kill takes its JVM too)."""
     module = catalogue.jobs()[job]["module"]
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - handed to the child
     return subprocess.Popen([sys.executable, "-m", module, *args], stdout=out, stderr=subprocess.STDOUT,
-                            start_new_session=True, env={**os.environ})
+                            start_new_session=True, env={**os.environ, **(env or {})})
 
 
 def hard_kill(proc: subprocess.Popen) -> None:
@@ -116,6 +119,43 @@ def hard_kill(proc: subprocess.Popen) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
+
+
+def run_with_kills(job: str, run: str, starting: dict[str, dict[int, int]], kills: int, count_sql: str,
+                   total: int, *extra: str, timeout: float = 90) -> list[str]:
+    """Run a job as its own process and kill it `kills` times mid-stream, restarting it
+    from its checkpoint each time, then drain it bounded. The first kill is the worst
+    case, a crash right after a micro-batch's sink write and before its checkpoint
+    commit (KP_CRASH_AFTER_BATCH); the others are SIGKILLs from outside once the sink
+    has grown. Returns what each kill was. count_sql counts the run's sink rows."""
+    log = checkpoint(job, run).parent / f"{job}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    kills_done = []
+    for k in range(kills):
+        before = pg.query(count_sql, (run,))[0][0]
+        if k == 0:
+            proc = spawn_job(job, job_args(job, run, starting, *extra, bounded=False), log,
+                             env={"KP_CRASH_AFTER_BATCH": "2"})
+            try:
+                rc = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                hard_kill(proc)
+                raise RuntimeError(f"{job} did not reach batch 2 within {timeout:.0f}s; its log: {log}") from None
+            n = pg.query(count_sql, (run,))[0][0]
+            kills_done.append(f"crash after sink write of batch 2 (exit {rc}) at {n}/{total} rows")
+        else:
+            proc = spawn_job(job, job_args(job, run, starting, *extra, bounded=False), log)
+            step = max(1, (total - before) // (kills + 1 - k))
+            try:
+                n = wait_for_rows(count_sql, (run,), before + step, timeout, f"{job} to write {step} more rows")
+            except TimeoutError:
+                hard_kill(proc)
+                raise RuntimeError(f"{job} made no progress before kill {k + 1}; its log: {log}") from None
+            hard_kill(proc)
+            kills_done.append(f"SIGKILL at {n}/{total} rows")
+        progress(f"{job}: kill {k + 1}/{kills}: {kills_done[-1]}; restarting from its checkpoint")
+    run_job(job, run, starting, *extra)
+    return kills_done
 
 
 def wait_for_rows(sql: str, params: Sequence, at_least: int, timeout: float, what: str) -> int:
