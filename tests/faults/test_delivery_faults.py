@@ -25,3 +25,13 @@ def test_at_least_once_loses_nothing_and_counts_the_replayed_batch(cluster):
     # restarted job writes that batch again. At-least-once, not exactly-once.
     assert d.duplicated > 0, "the crash after a sink write should have replayed a batch"
     assert d.received == d.acked + d.duplicated
+
+
+@pytest.mark.slow
+def test_transactional_copier_killed_three_times_copies_each_record_once(cluster):
+    from kafka_patterns.scenarios import transactional
+
+    outcome = transactional.run(records=4_000, kills=3)
+    d = outcome.delivery
+    assert outcome.checks == {"killed 3 times mid-stream": True}, outcome.notes
+    assert (d.acked, d.lost, d.duplicated, d.reordered) == (4_000, 0, 0, 0), outcome.failures()

@@ -1,0 +1,41 @@
+"""What the client (confluent-kafka) jobs share: their command line and a poll loop
+that stops after a stretch of idleness when asked (bounded runs for tests/demo)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+
+from confluent_kafka import Consumer, Message
+
+from kafka_patterns import catalogue
+
+
+def parser(job: str, doc: str | None) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=catalogue.jobs()[job]["module"], description=doc,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--group", default=job, help="consumer group id (default: the job name)")
+    p.add_argument("--max-idle-seconds", type=float, default=None,
+                   help="stop after this long without records (default: run until stopped)")
+    p.add_argument("--batch", type=int, default=200, help="records per poll")
+    return p
+
+
+def poll_loop(consumer: Consumer, handle: Callable[[list[Message]], None], batch: int,
+              max_idle: float | None) -> None:
+    """consume() batches into handle(); non-retriable errors raise. Idleness counts only
+    once the consumer has partitions (joining a group takes a rebalance first)."""
+    idle_since = time.monotonic()
+    while True:
+        msgs = consumer.consume(num_messages=batch, timeout=0.5)
+        for m in msgs:
+            if m.error() and not m.error().retriable():
+                raise RuntimeError(f"consume error: {m.error()}")
+        msgs = [m for m in msgs if not m.error()]
+        if msgs or not consumer.assignment():
+            if msgs:
+                handle(msgs)
+            idle_since = time.monotonic()
+        elif max_idle is not None and time.monotonic() - idle_since >= max_idle:
+            return
