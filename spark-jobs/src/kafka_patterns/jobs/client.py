@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, Message
 
-from kafka_patterns import catalogue
+from kafka_patterns import catalogue, clients
 
 
 def parser(job: str, doc: str | None) -> argparse.ArgumentParser:
@@ -19,7 +19,16 @@ def parser(job: str, doc: str | None) -> argparse.ArgumentParser:
     p.add_argument("--max-idle-seconds", type=float, default=None,
                    help="stop after this long without records (default: run until stopped)")
     p.add_argument("--batch", type=int, default=200, help="records per poll")
+    p.add_argument("--instance-id", default=None,
+                   help="static group membership: a restarted member with the same id gets its partitions "
+                        "back at once instead of after the dead member's session timeout")
     return p
+
+
+def group_consumer(args: argparse.Namespace, **overrides) -> Consumer:
+    """A consumer in args.group, a static member when --instance-id is given."""
+    static = {"group.instance.id": args.instance_id, "session.timeout.ms": 15000} if args.instance_id else {}
+    return clients.consumer(args.group, **static, **overrides)
 
 
 def poll_loop(consumer: Consumer, handle: Callable[[list[Message]], None], batch: int,

@@ -30,11 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--transactional-id", default=JOB)
     args = p.parse_args(argv)
     (source,), (target,) = base.input_topics(JOB), base.output_topics(JOB)
-    # Static membership (group.instance.id = transactional id): a restarted copier takes
-    # its partitions back at once instead of waiting for the dead member's session to expire.
-    consumer = clients.consumer(args.group, **{"isolation.level": "read_committed",
-                                               "group.instance.id": args.transactional_id,
-                                               "session.timeout.ms": 15000})
+    consumer = client.group_consumer(args, **{"isolation.level": "read_committed"})
     producer = clients.producer(**{"transactional.id": args.transactional_id})
     producer.init_transactions()  # fences a previous instance and aborts its open transaction
     consumer.subscribe([source])

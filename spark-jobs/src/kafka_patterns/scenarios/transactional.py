@@ -63,7 +63,8 @@ def run(records: int = 6_000, kills: int = 3) -> base.Outcome:
     seed.commit(offsets=[TopicPartition(source, p, o) for p, o in start_in.items()], asynchronous=False)
     seed.close()
     base_total = sum(start_in.values())
-    args = ["--group", group, "--transactional-id", tid, "--batch", "100"]
+    # Static membership: a restarted copier takes its partitions back at once.
+    args = ["--group", group, "--transactional-id", tid, "--instance-id", tid, "--batch", "100"]
     notes = []
     for k in range(kills):
         done = committed_total(group, source) - base_total

@@ -1,0 +1,56 @@
+"""fire-and-forget / at-most-once: the producer sends with acks=0 (never waits, never
+retries) and the consumer commits each batch's offsets BEFORE processing it. A
+consumer that dies between the commit and the processing never sees that batch
+again: records can be lost (counted), never duplicated.
+
+    python -m kafka_patterns.jobs.at_most_once [--group G] [--max-idle-seconds S]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from confluent_kafka import Message
+
+from kafka_patterns import pg, readings
+from kafka_patterns.jobs import base, client
+
+JOB = "at-most-once"
+TABLE = base.output_table(JOB)
+DDL = f"CREATE TABLE IF NOT EXISTS {TABLE} (id BIGSERIAL PRIMARY KEY, run TEXT, sensor TEXT, seq BIGINT)"
+
+
+def rows(msgs: list[Message]) -> list[tuple[str, str, int]]:
+    """(run, sensor, seq) of the valid readings among the records."""
+    parsed = (readings.parse(m.value())[0] for m in msgs)
+    return [(r.run, r.sensor, r.seq) for r in parsed if r is not None]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = client.parser(JOB, __doc__).parse_args(argv)
+    pg.ensure(DDL)
+    consumer = client.group_consumer(args)
+    consumer.subscribe(base.input_topics(JOB))
+    # Fault injection for the tests: die right after the Nth commit, before processing.
+    crash_after = int(os.environ.get("KP_CRASH_AFTER_COMMIT", "0"))
+    commits = 0
+
+    def commit_then_process(msgs: list[Message]) -> None:
+        nonlocal commits
+        consumer.commit(asynchronous=False)  # at-most-once: the position is committed first
+        commits += 1
+        if commits == crash_after:
+            os._exit(137)
+        with pg.connect() as conn:
+            pg.insert_rows(conn, TABLE, ("run", "sensor", "seq"), rows(msgs))
+
+    try:
+        client.poll_loop(consumer, commit_then_process, args.batch, args.max_idle_seconds)
+    finally:
+        consumer.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
