@@ -19,3 +19,35 @@ def test_at_most_once_rows_skip_malformed_values():
 
 def test_copier_copies_values_verbatim():
     assert transactional_copier.copy_value(b'{"a":1}') == b'{"a":1}'
+
+
+def test_request_reply_answers_in_fahrenheit_and_rejects_bad_requests():
+    from kafka_patterns.jobs import request_reply
+
+    assert request_reply.answer(b'{"sensor": "s1", "celsius": 100}') == b'{"sensor": "s1", "fahrenheit": 212.0}'
+    assert b"bad request" in request_reply.answer(b"{}")
+    assert request_reply.reply_headers([("correlation-id", b"c1"), ("reply-to", b"rpc.x")], "rpc.replies") == (
+        "rpc.x", [("correlation-id", b"c1")])
+
+
+def test_self_managed_offsets_fold_counts_per_sensor_and_next_offsets():
+    from kafka_patterns.jobs import self_managed_offsets
+
+    class Msg(FakeMessage):
+        def __init__(self, value, partition, offset):
+            super().__init__(value)
+            self._p, self._o = partition, offset
+
+        def topic(self):
+            return "weather.readings"
+
+        def partition(self):
+            return self._p
+
+        def offset(self):
+            return self._o
+
+    r = [Reading("r", "sensor-01", "s", i, 10.0 + i, 50.0, 1).to_json() for i in range(3)]
+    deltas, offsets = self_managed_offsets.fold([Msg(r[0], 0, 5), Msg(r[1], 0, 6), Msg(b"bad", 1, 9), Msg(r[2], 1, 10)])
+    assert deltas == {"sensor-01": [3, 33.0, 2]}
+    assert offsets == {("weather.readings", 0): 7, ("weather.readings", 1): 11}

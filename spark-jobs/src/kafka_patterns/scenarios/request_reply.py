@@ -1,0 +1,74 @@
+"""request-reply: N requests with correlation ids and a reply-to header; the responder
+is SIGKILLed once mid-way and restarted. Every request must get exactly one reply
+(matched by correlation id), with the right answer, and no reply without a request."""
+
+from __future__ import annotations
+
+import json
+
+from confluent_kafka import TopicPartition
+
+from kafka_patterns import clients
+from kafka_patterns.delivery import account
+from kafka_patterns.jobs import request_reply
+from kafka_patterns.scenarios import base
+from kafka_patterns.scenarios.at_most_once import seed_group
+
+KEY = "request-reply"
+ORDER = 170
+JOBS = ["request-reply"]
+
+
+@base.timed
+def run(requests: int = 2_000) -> base.Outcome:
+    job = JOBS[0]
+    (req_topic,), (reply_topic,) = base.input_topics(job), base.output_topics(job)
+    run_id = base.new_run()
+    group = f"rpc-{run_id}"
+    seed_group(group, req_topic, base.end_offsets([req_topic])[req_topic])
+    reply_start = base.end_offsets([reply_topic])[reply_topic]
+    args = ["--group", group, "--instance-id", group, "--transactional-id", group, "--batch", "100"]
+    responder = base.spawn_job(job, args)
+    base.progress(f"{KEY}: sending {requests} requests to {req_topic} (reply-to {reply_topic})")
+    producer = clients.producer()
+    sent: dict[str, bytes] = {}
+    for i in range(requests):
+        cid = f"{run_id}-{i}"
+        body = json.dumps({"sensor": f"sensor-{i % 20:02d}", "celsius": i % 50 - 10}).encode()
+        sent[cid] = body
+        producer.produce(req_topic, key=cid, value=body,
+                         headers=[("correlation-id", cid.encode()), ("reply-to", reply_topic.encode())])
+    producer.flush(60)
+
+    consumer = clients.consumer(f"requester-{run_id}", **{"isolation.level": "read_committed"})
+    consumer.assign([TopicPartition(reply_topic, p, o) for p, o in reply_start.items()])
+    replies: list[tuple[str, bytes]] = []
+    killed = False
+
+    def collect(until: int) -> bool:
+        for m in consumer.consume(500, timeout=0.5):
+            cid = dict(m.headers() or []).get("correlation-id", b"").decode()
+            if not m.error() and cid.startswith(run_id):
+                replies.append((cid, m.value()))
+        return len(replies) >= until
+
+    current = [responder]
+    try:
+        clients.wait_until(lambda: collect(requests // 3), 90, interval=0, what="the first replies")
+        base.hard_kill(current[0])
+        killed = True
+        base.progress(f"{KEY}: responder SIGKILLed after {len(replies)} replies; restarting it")
+        current[0] = base.spawn_job(job, args)
+        clients.wait_until(lambda: collect(requests), 90, interval=0, what=f"{requests} replies")
+        collect(requests + 1)  # one more quiet poll: late duplicates would show here
+    except TimeoutError:
+        pass  # the missing replies are counted as lost
+    finally:
+        base.hard_kill(current[0])
+        consumer.close()
+    correct = all(request_reply.answer(sent[cid]) == value for cid, value in replies if cid in sent)
+    d = account([(cid, 0) for cid in sent], [(cid, 0) for cid, _ in replies], order="none")
+    return base.Outcome(KEY, JOBS, d, base.promise(job), requests, len(replies),
+                        checks={"every reply answers its request": correct,
+                                "no reply without a request": d.unacked == 0,
+                                "responder killed and restarted": killed})

@@ -1,0 +1,22 @@
+"""Client patterns: self-managed offsets and request-reply, each with its consumer
+killed mid-stream and restarted."""
+
+import pytest
+
+from kafka_patterns.scenarios import request_reply, self_managed_offsets
+
+
+@pytest.mark.slow
+def test_self_managed_offsets_rebuild_state_exactly_after_kills(cluster):
+    outcome = self_managed_offsets.run(records=4_000, kills=2)
+    d = outcome.delivery
+    assert (d.lost, d.duplicated) == (0, 0), outcome.failures()
+    assert all(outcome.checks.values()), outcome.checks
+
+
+@pytest.mark.slow
+def test_every_request_gets_exactly_one_reply_across_a_responder_restart(cluster):
+    outcome = request_reply.run(requests=1_500)
+    d = outcome.delivery
+    assert (d.lost, d.duplicated, d.unacked) == (0, 0, 0), outcome.failures()
+    assert all(outcome.checks.values()), outcome.checks
