@@ -20,3 +20,13 @@ def test_every_request_gets_exactly_one_reply_across_a_responder_restart(cluster
     d = outcome.delivery
     assert (d.lost, d.duplicated, d.unacked) == (0, 0, 0), outcome.failures()
     assert all(outcome.checks.values()), outcome.checks
+
+
+@pytest.mark.slow
+def test_replay_from_offset_and_from_timestamp_reproduce_the_aggregate(cluster):
+    from kafka_patterns.scenarios import replay
+
+    outcome = replay.run(records=3_000)
+    assert outcome.checks == {"replay from offsets reproduces the aggregate": True,
+                              "replay from a timestamp reproduces the aggregate": True}
+    assert (outcome.delivery.lost, outcome.delivery.duplicated) == (0, 0)

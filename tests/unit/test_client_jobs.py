@@ -51,3 +51,10 @@ def test_self_managed_offsets_fold_counts_per_sensor_and_next_offsets():
     deltas, offsets = self_managed_offsets.fold([Msg(r[0], 0, 5), Msg(r[1], 0, 6), Msg(b"bad", 1, 9), Msg(r[2], 1, 10)])
     assert deltas == {"sensor-01": [3, 33.0, 2]}
     assert offsets == {("weather.readings", 0): 7, ("weather.readings", 1): 11}
+
+
+def test_replay_aggregate_counts_and_means_per_sensor():
+    from kafka_patterns.jobs import replay
+
+    rs = [Reading("r", s, "x", i, t, 50.0, 1) for i, (s, t) in enumerate([("a", 10.0), ("a", 20.0), ("b", -1.5)])]
+    assert replay.aggregate(rs) == {"a": (2, 15.0), "b": (1, -1.5)}

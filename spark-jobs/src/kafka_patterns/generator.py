@@ -34,6 +34,8 @@ class Produced:
     acked: list[tuple[str, int]] = field(default_factory=list)
     # Records that never got an acknowledgement (sent with acks=0 they are not waited for).
     errors: list[str] = field(default_factory=list)
+    # The acknowledged readings themselves (for checks that need their values).
+    readings: list[Reading] = field(default_factory=list)
     malformed: int = 0
     late: int = 0
     seconds: float = 0.0
@@ -70,12 +72,13 @@ def produce(topic: str, count: int, rate: float | None = None, run: str | None =
     rng = random.Random(seed)
     producer = clients.producer(**(producer_config or {}))
 
-    def acknowledged(record_id: tuple[str, int] | None):
+    def acknowledged(reading: Reading | None):
         def on_delivery(err, _msg) -> None:
             if err is not None:
                 out.errors.append(str(err))
-            elif record_id is not None:
-                out.acked.append(record_id)
+            elif reading is not None:
+                out.acked.append(reading.record_id)
+                out.readings.append(reading)
         return on_delivery
 
     t0 = time.monotonic()
@@ -87,7 +90,7 @@ def produce(topic: str, count: int, rate: float | None = None, run: str | None =
         is_late = rng.random() < late
         out.late += is_late
         r = make_reading(out.run, seq_start + i, sensors, stations, rng, int(time.time() * 1000), is_late)
-        producer.produce(topic, key=r.sensor, value=r.to_json(), on_delivery=acknowledged(r.record_id))
+        producer.produce(topic, key=r.sensor, value=r.to_json(), on_delivery=acknowledged(r))
         if malformed and rng.random() < malformed:
             producer.produce(topic, key=r.sensor, value=rng.choice(MALFORMED), on_delivery=acknowledged(None))
             out.malformed += 1
