@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         conn.execute(f"DELETE FROM {TABLE} WHERE run = %s AND replay = %s", (args.run, label))
         pg.insert_rows(conn, TABLE, ("run", "replay", "sensor", "n", "mean_temperature"),
                        [(args.run, label, s, n, m) for s, (n, m) in result.items()])
-    print(json.dumps({"run": args.run, "replay": label, "sensors": len(result), "records": sum(n for n, _ in result.values())}))
+    print(json.dumps({"run": args.run, "replay": label, "sensors": len(result),
+                      "records": sum(n for n, _ in result.values())}))
     return 0
 
 
