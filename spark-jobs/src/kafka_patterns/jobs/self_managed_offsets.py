@@ -1,17 +1,25 @@
 """self-managed offsets: the consumer keeps its position in PostgreSQL, not in Kafka.
-Each polled batch updates the per-sensor state (count, temperature sum, last seq) AND
-the next offset of each partition in ONE transaction; on start it seeks to the stored
-offsets. A crash anywhere leaves state and offsets consistent: no record applied
-twice, none skipped.
+
+Guarantee: each record is applied to the state exactly once, across crashes. How:
+every polled batch updates the per-sensor state (count, temperature sum, last seq)
+AND the next offset of each partition in ONE PostgreSQL transaction; the consumer
+uses no group offsets (enable.auto.commit off, nothing committed to Kafka) and on
+start assigns its partitions itself, at the offsets stored with the state. A crash
+anywhere leaves state and offsets consistent: no record applied twice, none skipped.
+Malformed records advance the offsets and are counted (`malformed` per consumer),
+never applied.
 
     python -m kafka_patterns.jobs.self_managed_offsets --consumer NAME [--from-offsets JSON]
+        [--until-offsets JSON] [--max-idle-seconds S] [--work-seconds S]
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from collections import defaultdict
+from collections.abc import Sequence
 
 from confluent_kafka import Message, TopicPartition
 
@@ -23,56 +31,108 @@ TABLE = base.output_table(JOB)
 DDL = (f"""CREATE TABLE IF NOT EXISTS {TABLE} (consumer TEXT, sensor TEXT, n BIGINT, temperature_sum DOUBLE PRECISION,
            last_seq BIGINT, PRIMARY KEY (consumer, sensor))""",
        """CREATE TABLE IF NOT EXISTS consumer_offsets (consumer TEXT, topic TEXT, kafka_partition INT,
-           next_offset BIGINT, PRIMARY KEY (consumer, topic, kafka_partition))""")
+           next_offset BIGINT, PRIMARY KEY (consumer, topic, kafka_partition))""",
+       "CREATE TABLE IF NOT EXISTS consumer_malformed (consumer TEXT PRIMARY KEY, malformed BIGINT NOT NULL)")
+
+Record = tuple[str, int, int, bytes | None]  # (topic, partition, offset, value)
 
 
-def fold(msgs: list[Message]) -> tuple[dict[str, list], dict[tuple[str, int], int]]:
-    """Per-sensor deltas [n, temperature_sum, last_seq] and the next offset per partition."""
+class Done(Exception):
+    """Every partition reached --until-offsets."""
+
+
+def fold(records: Sequence[Record], until: dict[int, int] | None = None
+         ) -> tuple[dict[str, list], dict[tuple[str, int], int], int]:
+    """Per-sensor deltas [n, temperature_sum, last_seq], the next offset per partition
+    and the malformed count of a batch (pure). Records at or past `until` (per
+    partition) are not applied; their partition's next offset stops at `until`."""
     deltas: dict[str, list] = defaultdict(lambda: [0, 0.0, -1])
     offsets: dict[tuple[str, int], int] = {}
-    for m in msgs:
-        offsets[(m.topic(), m.partition())] = m.offset() + 1
-        r, _ = readings.parse(m.value())
-        if r is not None:
-            d = deltas[r.sensor]
-            d[0], d[1], d[2] = d[0] + 1, d[1] + r.temperature, max(d[2], r.seq)
-    return dict(deltas), offsets
+    malformed = 0
+    for topic, part, offset, value in records:
+        limit = None if until is None else until.get(part)
+        if limit is not None and offset >= limit:
+            offsets[(topic, part)] = limit
+            continue
+        offsets[(topic, part)] = max(offsets.get((topic, part), 0), offset + 1)
+        r, _ = readings.parse(value)
+        if r is None:
+            malformed += 1
+            continue
+        d = deltas[r.sensor]
+        d[0], d[1], d[2] = d[0] + 1, d[1] + r.temperature, max(d[2], r.seq)
+    return dict(deltas), offsets, malformed
 
 
-def stored_offsets(consumer: str) -> dict[tuple[str, int], int]:
-    return {(t, p): o for t, p, o in pg.query(
-        "SELECT topic, kafka_partition, next_offset FROM consumer_offsets WHERE consumer = %s", (consumer,))}
+def start_positions(partitions: int, stored: dict[int, int], initial: dict[int, int]) -> dict[int, int]:
+    """Where each partition starts: the stored offset, else --from-offsets, else 0."""
+    return {p: stored.get(p, initial.get(p, 0)) for p in range(partitions)}
+
+
+def reached(positions: dict[int, int], until: dict[int, int] | None) -> bool:
+    return until is not None and all(positions.get(p, 0) >= o for p, o in until.items())
+
+
+def stored_offsets(consumer: str, topic: str) -> dict[int, int]:
+    return dict(pg.query("SELECT kafka_partition, next_offset FROM consumer_offsets WHERE consumer = %s AND "
+                         "topic = %s", (consumer, topic)))
+
+
+def save(conn, consumer: str, deltas: dict[str, list], offsets: dict[tuple[str, int], int], malformed: int) -> None:
+    """State and offsets in the caller's transaction."""
+    for sensor, (n, tsum, last) in deltas.items():
+        conn.execute(f"""INSERT INTO {TABLE} VALUES (%s, %s, %s, %s, %s)
+            ON CONFLICT (consumer, sensor) DO UPDATE SET n = {TABLE}.n + EXCLUDED.n,
+            temperature_sum = {TABLE}.temperature_sum + EXCLUDED.temperature_sum,
+            last_seq = GREATEST({TABLE}.last_seq, EXCLUDED.last_seq)""", (consumer, sensor, n, tsum, last))
+    for (t, part), off in offsets.items():
+        conn.execute("""INSERT INTO consumer_offsets VALUES (%s, %s, %s, %s) ON CONFLICT
+            (consumer, topic, kafka_partition) DO UPDATE SET next_offset = EXCLUDED.next_offset""",
+                     (consumer, t, part, off))
+    if malformed:
+        conn.execute("""INSERT INTO consumer_malformed VALUES (%s, %s) ON CONFLICT (consumer)
+            DO UPDATE SET malformed = consumer_malformed.malformed + EXCLUDED.malformed""", (consumer, malformed))
+
+
+def as_partitions(text: str | None) -> dict[int, int]:
+    return {int(k): int(v) for k, v in json.loads(text).items()} if text else {}
 
 
 def main(argv: list[str] | None = None) -> int:
     p = client.parser(JOB, __doc__)
     p.add_argument("--consumer", default=JOB, help="name under which state and offsets are stored")
     p.add_argument("--from-offsets", default=None, help='first start only: {"partition": offset} JSON')
+    p.add_argument("--until-offsets", default=None,
+                   help='stop once every partition reached {"partition": offset} (bounded run)')
+    p.add_argument("--work-seconds", type=float, default=0.0,
+                   help="simulated processing time per batch (lets the fault tests kill it mid-stream)")
     args = p.parse_args(argv)
     pg.ensure(*DDL)
     (topic,) = base.input_topics(JOB)
-    initial = {int(k): v for k, v in json.loads(args.from_offsets).items()} if args.from_offsets else {}
-    stored = stored_offsets(args.consumer)
-    # No group management: the partitions are assigned explicitly, at the stored positions.
-    consumer = clients.consumer(f"{args.consumer}-unused")
-    consumer.assign([TopicPartition(topic, part, stored.get((topic, part), initial.get(part, 0)))
-                     for part in range(catalogue.topics()[topic].partitions)])
+    until = as_partitions(args.until_offsets) or None
+    positions = start_positions(catalogue.topics()[topic].partitions, stored_offsets(args.consumer, topic),
+                                as_partitions(args.from_offsets))
+    if reached(positions, until):
+        return 0
+    # No group management and no offsets in Kafka: the partitions are assigned
+    # explicitly, at the positions stored in PostgreSQL.
+    consumer = clients.consumer(f"{args.consumer}-unused", **{"enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, part, off) for part, off in positions.items()])
 
     def apply(msgs: list[Message]) -> None:
-        deltas, offsets = fold(msgs)
+        if args.work_seconds:
+            time.sleep(args.work_seconds)  # the batch's "processing", before its transaction
+        deltas, offsets, malformed = fold([(m.topic(), m.partition(), m.offset(), m.value()) for m in msgs], until)
         with pg.connect() as conn:  # one transaction: state and offsets together
-            for sensor, (n, tsum, last) in deltas.items():
-                conn.execute(f"""INSERT INTO {TABLE} VALUES (%s, %s, %s, %s, %s)
-                    ON CONFLICT (consumer, sensor) DO UPDATE SET n = {TABLE}.n + EXCLUDED.n,
-                    temperature_sum = {TABLE}.temperature_sum + EXCLUDED.temperature_sum,
-                    last_seq = GREATEST({TABLE}.last_seq, EXCLUDED.last_seq)""", (args.consumer, sensor, n, tsum, last))
-            for (t, part), off in offsets.items():
-                conn.execute("""INSERT INTO consumer_offsets VALUES (%s, %s, %s, %s) ON CONFLICT
-                    (consumer, topic, kafka_partition) DO UPDATE SET next_offset = EXCLUDED.next_offset""",
-                             (args.consumer, t, part, off))
+            save(conn, args.consumer, deltas, offsets, malformed)
+        positions.update({part: off for (_, part), off in offsets.items()})
+        if reached(positions, until):
+            raise Done
 
     try:
         client.poll_loop(consumer, apply, args.batch, args.max_idle_seconds)
+    except Done:
+        pass
     finally:
         consumer.close()
     return 0

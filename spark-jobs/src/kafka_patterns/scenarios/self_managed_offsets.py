@@ -1,25 +1,56 @@
 """self-managed offsets: state and offsets in one PostgreSQL transaction; the consumer
-is SIGKILLed mid-stream and restarted from the stored offsets. Per-sensor counts must
-equal what was produced: a record applied twice shows as a duplicate, one skipped as
-lost."""
+is SIGKILLed mid-stream and restarted from the offsets stored with its state, then
+runs to the end offsets captured after producing (--until-offsets).
+
+Measured against a Python computation over the same offset range read back from
+Kafka: per-sensor count (a record applied twice shows as a duplicate, one skipped as
+lost), temperature sum and last seq; the stored offsets must equal the range's end.
+weather.readings is shared: the range [start, end) may hold other runs' readings too,
+and the expectation is computed over everything in it, so they cannot skew it."""
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 
-from kafka_patterns import generator, pg
+from confluent_kafka import TopicPartition
+
+from kafka_patterns import clients, generator, pg, readings
 from kafka_patterns.delivery import Delivery
 from kafka_patterns.jobs import self_managed_offsets as job_module
 from kafka_patterns.scenarios import base
+from kafka_patterns.scenarios.batch import expected_aggregates
 
 KEY = "self-managed-offsets"
 ORDER = 130
 JOBS = ["self-managed-offsets"]
 
 
+def read_range(topic: str, start: dict[int, int], end: dict[int, int], timeout: float = 60) -> list:
+    """The valid readings of topic in [start, end) per partition (an independent reader)."""
+    consumer = clients.consumer(f"verify-{base.new_run()}")
+    consumer.assign([TopicPartition(topic, p, o) for p, o in start.items() if o < end[p]])
+    pos = dict(start)
+    out = []
+
+    def done() -> bool:
+        for m in consumer.consume(500, timeout=0.5):
+            if m.error() or m.offset() >= end[m.partition()]:
+                continue
+            pos[m.partition()] = m.offset() + 1
+            r, _ = readings.parse(m.value())
+            if r is not None:
+                out.append(r)
+        return all(pos[p] >= end[p] for p in end)
+
+    try:
+        clients.wait_until(done, timeout, interval=0, what=f"{topic} read back to {end}")
+    finally:
+        consumer.close()
+    return out
+
+
 @base.timed
-def run(records: int = 6_000, kills: int = 2) -> base.Outcome:
+def run(records: int = 4_000, kills: int = 2) -> base.Outcome:
     job = JOBS[0]
     topic = base.input_topics(job)[0]
     run_id = base.new_run()
@@ -27,29 +58,42 @@ def run(records: int = 6_000, kills: int = 2) -> base.Outcome:
     pg.ensure(*job_module.DDL)
     starting = base.end_offsets([topic])[topic]
     base.progress(f"{KEY}: producing {records} readings to {topic}")
-    produced = generator.produce(topic, records, run=run_id)
+    generator.produce(topic, records, run=run_id)
     end = base.end_offsets([topic])[topic]
     total = sum(end.values()) - sum(starting.values())
-    args = ["--consumer", name, "--from-offsets", json.dumps(starting), "--batch", "100"]
-    notes = []
+    args = ["--consumer", name, "--from-offsets", json.dumps(starting), "--until-offsets", json.dumps(end),
+            "--batch", "50", "--work-seconds", "0.1"]
+    progress_sql = "SELECT COALESCE(sum(next_offset), 0) FROM consumer_offsets WHERE consumer = %s"
+    notes, kill_points = [], []
     for k in range(kills):
+        before = max(pg.query(progress_sql, (name,))[0][0], sum(starting.values()))
+        step = max(1, (sum(end.values()) - before) // (kills + 1 - k))
         proc = base.spawn_job(job, args)
-        base.wait_for_rows(f"SELECT COALESCE(sum(n), 0) FROM {job_module.TABLE} WHERE consumer = %s", (name,),
-                           total * (k + 1) // (kills + 1), 60, f"{job} to apply more records")
-        base.hard_kill(proc)
-        notes.append(f"SIGKILL {k + 1}")
-        base.progress(f"{KEY}: consumer SIGKILLed ({k + 1}/{kills}); restarting from the offsets in PostgreSQL")
-    base.spawn_job(job, [*args, "--max-idle-seconds", "2"]).wait(timeout=120)
-    state = {s: (n, last) for s, n, last in pg.query(
-        f"SELECT sensor, n, last_seq FROM {job_module.TABLE} WHERE consumer = %s", (name,))}
-    expected = Counter(sensor for sensor, _ in produced.acked)
-    lost = sum(max(0, expected[s] - state.get(s, (0, 0))[0]) for s in expected)
-    duplicated = sum(max(0, n - expected[s]) for s, (n, _) in state.items())
-    applied = sum(n for n, _ in state.values())
-    offsets = dict(pg.query("SELECT kafka_partition, next_offset FROM consumer_offsets WHERE consumer = %s", (name,)))
-    last_seq_ok = all(state.get(s, (0, -1))[1] == max(q for x, q in produced.acked if x == s) for s in expected)
-    d = Delivery(len(produced.acked), applied, lost, duplicated, 0)
-    return base.Outcome(KEY, JOBS, d, base.promise(job), len(produced.acked), applied,
-                        checks={"stored offsets equal the topic end": offsets == end,
-                                "last seq per sensor equals the produced maximum": last_seq_ok},
-                        notes=[f"{kills} SIGKILLs; state rebuilt exactly from the offsets stored with it"])
+        try:
+            at = base.wait_for_rows(progress_sql, (name,), before + step, 60, f"{job} to store more offsets")
+        finally:
+            base.hard_kill(proc)
+        kill_points.append(at - sum(starting.values()))
+        notes.append(f"SIGKILL at {kill_points[-1]}/{total}")
+        base.progress(f"{KEY}: consumer {notes[-1]} ({k + 1}/{kills}); restarting from the offsets in PostgreSQL")
+    final = base.spawn_job(job, [*args, "--max-idle-seconds", "10"])
+    rc = final.wait(timeout=120)
+    state = {s: (n, tsum, last) for s, n, tsum, last in pg.query(
+        f"SELECT sensor, n, temperature_sum, last_seq FROM {job_module.TABLE} WHERE consumer = %s", (name,))}
+    want = expected_aggregates(read_range(topic, starting, end))
+    lost = sum(max(0, n - state.get(s, (0,))[0]) for s, (n, _, _) in want.items())
+    duplicated = sum(max(0, n - want.get(s, (0,))[0]) for s, (n, _, _) in state.items())
+    expected, applied = sum(n for n, _, _ in want.values()), sum(n for n, _, _ in state.values())
+    stored = job_module.stored_offsets(name, topic)
+    same_state = set(state) == set(want) and all(
+        state[s][0] == n and abs(state[s][1] - tsum) < 1e-6 * max(1.0, abs(tsum)) and state[s][2] == last
+        for s, (n, tsum, last) in want.items())
+    d = Delivery(expected, applied, lost, duplicated, 0)
+    return base.Outcome(KEY, JOBS, d, base.promise(job), expected, applied,
+                        checks={f"killed {kills} times mid-stream": len(kill_points) == kills
+                                and all(0 < a < total for a in kill_points),
+                                "the bounded run stopped at the end offsets": rc == 0,
+                                "stored offsets equal the topic end": stored == end,
+                                "per-sensor count, temperature sum and last seq equal Python's": same_state},
+                        notes=[f"{'; '.join(notes)}; range of {total} records ({expected} valid readings, "
+                               f"{records} of this run)"])
