@@ -1,0 +1,123 @@
+"""push-pull work queue: more worker processes than partitions join one consumer group;
+readings stream in; once every worker is busy a partition-owning worker is SIGKILLed.
+Measured from PostgreSQL: every produced item processed (lost), items processed twice
+(duplicated, allowed and counted: the killed worker's uncommitted batch), per-key order;
+checks: no partition owned by two workers at overlapping times, the extra workers idle
+until the kill, the killed worker's partitions taken over."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+
+from kafka_patterns import clients, generator, pg
+from kafka_patterns.delivery import account
+from kafka_patterns.jobs import work_queue as wq
+from kafka_patterns.scenarios import base
+from kafka_patterns.scenarios.at_most_once import seed_group
+
+KEY = "work-queue"
+ORDER = 40
+JOBS = ["work-queue"]
+
+
+def events(group: str) -> list[tuple]:
+    return pg.query(f"SELECT worker, event, kafka_partition, at FROM {wq.ASSIGNMENTS} WHERE grp = %s ORDER BY id",
+                    (group,))
+
+
+@base.timed
+def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int = 1) -> base.Outcome:
+    job = JOBS[0]
+    (topic,) = base.input_topics(job)
+    partitions = len(base.end_offsets([topic])[topic])
+    run_id = base.new_run()
+    group = f"wq-{run_id}"
+    pg.ensure(*wq.DDL)
+    seed_group(group, topic, base.end_offsets([topic])[topic])
+    log = base.checkpoint(job, run_id).parent / "workers.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    procs = {f"w{i}": base.spawn_job(job, ["--group", group, "--worker-id", f"w{i}", "--batch", "50"], log)
+             for i in range(workers)}
+    deaths: dict[str, datetime] = {}
+    notes: list[str] = []
+    try:
+        base.progress(f"{KEY}: {workers} workers joining group {group} on {topic} ({partitions} partitions)")
+
+        def settled():
+            held = wq.owners_at(events(group), deaths, datetime.now(UTC))
+            owned = sorted(p for ps in held.values() for p in ps)
+            return held if len(held) == workers and owned == list(range(partitions)) else None
+        before = clients.wait_until(settled, 60, what=f"{workers} workers to join and share {partitions} partitions")
+        idle_before = sorted(w for w, ps in before.items() if not ps)
+        base.progress(f"{KEY}: assignment {dict(sorted((w, sorted(ps)) for w, ps in before.items()))}")
+
+        produced: list = []
+        producer = threading.Thread(target=lambda: produced.append(generator.produce(topic, records, rate=rate,
+                                                                                     run=run_id)))
+        base.progress(f"{KEY}: producing {records} work items at {rate:.0f}/s")
+        producer.start()
+        done_sql = f"SELECT count(*) FROM {wq.TABLE} WHERE grp = %s"
+        victims = []
+        for k in range(kills):
+            base.wait_for_rows(done_sql, (group,), records * (k + 1) // (kills + 2), 60, "workers to make progress")
+            held = wq.owners_at(events(group), deaths, datetime.now(UTC))
+            victim = next(w for w, ps in sorted(held.items()) if ps and w not in deaths)
+            base.hard_kill(procs[victim])
+            deaths[victim] = datetime.now(UTC)
+            victims.append((victim, sorted(held[victim])))
+            base.progress(f"{KEY}: SIGKILLed {victim} (owned partitions {sorted(held[victim])})")
+        producer.join()
+        (out,) = produced
+        acked = set(out.acked)
+        base.progress(f"{KEY}: waiting for all {len(acked)} items to be processed")
+
+        def all_done():
+            seen = pg.query(f"SELECT count(DISTINCT (record_key, record_seq)) FROM {wq.TABLE} WHERE grp = %s",
+                            (group,))[0][0]
+            return seen >= len(acked)
+        try:
+            clients.wait_until(all_done, 90, what="every work item to be processed")
+        except TimeoutError as e:
+            notes.append(str(e))
+        after = wq.owners_at(events(group), deaths, datetime.now(UTC))
+    finally:
+        # Ownership is judged up to here: the shutdown's own rebalances (SIGTERM can land
+        # inside a rebalance callback) are not part of the run.
+        stop_at = datetime.now(UTC)
+        for w, proc in procs.items():
+            if w not in deaths and proc.poll() is None:
+                proc.terminate()
+        for proc in procs.values():
+            try:
+                proc.wait(timeout=30)
+            except Exception:
+                base.hard_kill(proc)
+    rows = pg.query(f"SELECT record_key, record_seq, worker, kafka_partition FROM {wq.TABLE} "
+                    "WHERE grp = %s AND record_key IS NOT NULL ORDER BY id", (group,))
+    received = [(k, s) for k, s, _, _ in rows]
+    d = account(acked, received, order="per-key")
+    evs = [e for e in events(group) if e[3] < stop_at]
+    overlaps = wq.overlapping_owners(wq.ownership_intervals(evs, deaths, stop_at))
+    notes += overlaps[:3]
+    per_worker: dict[str, int] = {}
+    for _, _, w, _ in rows:
+        per_worker[w] = per_worker.get(w, 0) + 1
+    moved = all(any(p in ps for w, ps in after.items()) for _, parts in victims for p in parts)
+    idle_worked_later = [w for w in idle_before if after.get(w)]
+    notes.append(f"records per worker {dict(sorted(per_worker.items()))}; idle before the kill {idle_before}; "
+                 f"killed {[v for v, _ in victims]}")
+    checks = {
+        "every partition owned by exactly one worker at a time": not overlaps,
+        f"{max(0, workers - partitions)} extra workers idle while all were alive":
+            len(idle_before) == max(0, workers - partitions),
+        "idle workers processed nothing while all were alive": True,
+    }
+    if kills:
+        checks["the killed workers' partitions moved to survivors"] = moved
+        checks["a previously idle worker took over partitions"] = bool(idle_worked_later) or workers <= partitions
+    first_kill = min(deaths.values()) if deaths else datetime.now(UTC)
+    early = pg.query(f"SELECT count(*) FROM {wq.TABLE} WHERE grp = %s AND worker = ANY(%s) AND processed_at < %s",
+                     (group, idle_before, first_kill))[0][0]
+    checks["idle workers processed nothing while all were alive"] = early == 0
+    return base.Outcome(KEY, JOBS, d, base.promise(job), len(acked), len(received), checks=checks, notes=notes)
