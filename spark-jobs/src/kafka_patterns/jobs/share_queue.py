@@ -1,0 +1,115 @@
+"""share-group queue (Kafka 4.x share groups, KIP-932): consumers of one share group
+all fetch from every partition of share.queue, and the broker hands each record to
+one of them at a time (it is *acquired* under a lock), so a topic with 2 partitions
+is worked on by as many consumers as there are. Each consumer acknowledges every
+record explicitly: ACCEPT once it is written to PostgreSQL (share_done), REJECT for a
+malformed one (archived, never redelivered). A record whose consumer dies before
+acknowledging it is released when the lock or the member's session expires and is
+delivered again (its delivery count goes up).
+
+Guarantee: at-least-once (nothing lost; a redelivery after a crash is a counted
+duplicate), no order across records.
+
+    python -m kafka_patterns.jobs.share_queue --consumer-id C [--group G] [--max-idle-seconds S]
+
+The share group reads from where the group's share.auto.offset.reset puts it (a group
+config, `latest` by default); the scenario sets it per group (see configure_group).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from confluent_kafka import AcknowledgeType, Message, ShareConsumer
+from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+from kafka_patterns import clients, pg, readings
+from kafka_patterns.jobs import base, client
+
+JOB = "share-queue"
+TABLE = base.output_table(JOB)
+COLUMNS = ("grp", "consumer", "kafka_partition", "kafka_offset", "record_run", "record_key", "record_seq",
+           "delivery_count", "processed_at")
+DDL = (f"""CREATE TABLE IF NOT EXISTS {TABLE} (
+           id BIGSERIAL PRIMARY KEY, grp TEXT NOT NULL, consumer TEXT NOT NULL, kafka_partition INT,
+           kafka_offset BIGINT, record_run TEXT, record_key TEXT, record_seq BIGINT, delivery_count INT,
+           processed_at TIMESTAMPTZ)""",
+       f"CREATE INDEX IF NOT EXISTS {TABLE}_grp ON {TABLE} (grp)")
+
+
+def decide(msgs: Iterable[Message], group: str, consumer: str, now: datetime
+           ) -> tuple[list[tuple], list[tuple[Message, AcknowledgeType]]]:
+    """The rows to write and the acknowledgement of each record: ACCEPT a reading,
+    REJECT a malformed value (it would fail again on every redelivery)."""
+    rows, acks = [], []
+    for m in msgs:
+        r, _ = readings.parse(m.value())
+        if r is None:
+            acks.append((m, AcknowledgeType.REJECT))
+        else:
+            rows.append((group, consumer, m.partition(), m.offset(), r.run, r.sensor, r.seq, m.delivery_count(), now))
+            acks.append((m, AcknowledgeType.ACCEPT))
+    return rows, acks
+
+
+def configure_group(group: str, reset: str = "earliest") -> None:
+    """Where a new share group starts: share.auto.offset.reset (latest | earliest |
+    by_duration:<ISO-8601 duration>), a group config set through the admin API."""
+    entry = ConfigEntry("share.auto.offset.reset", reset, incremental_operation=AlterConfigOpType.SET)
+    res = ConfigResource(ResourceType.GROUP, group, incremental_configs=[entry])
+    admin = clients.admin()  # kept referenced until the futures resolve
+    for future in admin.incremental_alter_configs([res]).values():
+        future.result(timeout=30)
+
+
+def share_consumer(group: str) -> ShareConsumer:
+    return ShareConsumer({**clients.base_config(), "group.id": group, "share.acknowledgement.mode": "explicit"})
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = client.parser(JOB, __doc__)
+    p.add_argument("--consumer-id", required=True, help="this consumer's name in share_done")
+    args = p.parse_args(argv)
+    pg.ensure(*DDL)
+    (topic,) = base.input_topics(JOB)
+    consumer = share_consumer(args.group)
+    consumer.subscribe([topic])
+
+    def stop(*_):
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)  # close() commits pending acknowledgements and leaves
+    accepted = rejected = 0
+    idle_since = time.monotonic()
+    try:
+        while args.max_idle_seconds is None or time.monotonic() - idle_since < args.max_idle_seconds:
+            msgs = consumer.poll(0.5)
+            errors = [m.error() for m in msgs if m.error()]
+            if any(not e.retriable() for e in errors):
+                raise RuntimeError(f"share consume error: {errors}")
+            msgs = [m for m in msgs if not m.error()]
+            if not msgs:
+                continue
+            idle_since = time.monotonic()
+            rows, acks = decide(msgs, args.group, args.consumer_id, datetime.now(UTC))
+            with pg.connect() as conn:
+                pg.insert_rows(conn, TABLE, COLUMNS, rows)
+            for m, ack in acks:  # after the write: a crash before this redelivers, never loses
+                consumer.acknowledge(m, ack)
+            accepted += len(rows)
+            rejected += len(acks) - len(rows)
+            failed = {tp: e for tp, e in consumer.commit_sync().items() if e is not None}
+            if failed:
+                print(f"{args.consumer_id}: acknowledgement commit failed: {failed}", file=sys.stderr)
+    finally:
+        consumer.close()
+        print(f"{args.consumer_id}: {accepted} accepted, {rejected} rejected (malformed)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

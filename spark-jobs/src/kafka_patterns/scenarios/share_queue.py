@@ -1,0 +1,78 @@
+"""share-group queue (KIP-932): more share consumers (separate processes) than
+partitions; readings trickle into share.queue (with a few malformed ones). Measured
+from PostgreSQL: every produced reading accepted (lost), accepted twice (duplicated,
+counted); checks: more consumers than partitions received records, every record
+delivered once (delivery count 1) and acknowledged once."""
+
+from __future__ import annotations
+
+from kafka_patterns import catalogue, generator, pg
+from kafka_patterns.delivery import account
+from kafka_patterns.jobs import share_queue as sq
+from kafka_patterns.scenarios import base
+
+KEY = "share-queue"
+ORDER = 50
+JOBS = ["share-queue"]
+
+
+@base.timed
+def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed: float = 0.01) -> base.Outcome:
+    job = JOBS[0]
+    (topic,) = base.input_topics(job)
+    partitions = catalogue.topics()[topic].partitions
+    run_id = base.new_run()
+    group = f"sq-{run_id}"
+    pg.ensure(*sq.DDL)
+    # A new share group starts at `latest` by default; this one starts a couple of
+    # minutes back, so records produced while its members are still joining count too.
+    try:
+        sq.configure_group(group, "by_duration:PT2M")
+    except Exception as e:
+        raise RuntimeError(f"cannot configure share group {group} ({e}): share groups need Kafka 4.x brokers "
+                           "with the share.version feature finalized at 1 or more (kafka-features describe)") from e
+    log = base.checkpoint(job, run_id).parent / "consumers.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    procs = [base.spawn_job(job, ["--group", group, "--consumer-id", f"c{i}"], log) for i in range(consumers)]
+    notes: list[str] = []
+    try:
+        base.progress(f"{KEY}: {consumers} share consumers in {group} on {topic} ({partitions} partitions); "
+                      f"producing {records} readings at {rate:.0f}/s")
+        out = generator.produce(topic, records, rate=rate, run=run_id, malformed=malformed)
+        acked = set(out.acked)
+        base.progress(f"{KEY}: waiting for all {len(acked)} readings to be accepted")
+        try:
+            base.wait_for_rows(f"SELECT count(DISTINCT (record_key, record_seq)) FROM {sq.TABLE} "
+                               "WHERE grp = %s AND record_run = %s",
+                               (group, run_id), len(acked), 60, "every reading to be accepted")
+        except TimeoutError as e:
+            notes.append(str(e))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=30)
+            except Exception:
+                base.hard_kill(proc)
+    rows = pg.query(f"SELECT record_key, record_seq, consumer, delivery_count FROM {sq.TABLE} "
+                    "WHERE grp = %s AND record_run = %s ORDER BY id", (group, run_id))
+    received = [(k, s) for k, s, _, _ in rows]
+    d = account(acked, received, order="none")
+    others = pg.query(f"SELECT count(*) FROM {sq.TABLE} WHERE grp = %s AND record_run <> %s", (group, run_id))[0][0]
+    per_consumer: dict[str, int] = {}
+    for _, _, c, _ in rows:
+        per_consumer[c] = per_consumer.get(c, 0) + 1
+    redelivered = sum(1 for *_, n in rows if n != 1)
+    notes.append(f"records per consumer {dict(sorted(per_consumer.items()))}; {out.malformed} malformed "
+                 f"records rejected; {redelivered} redeliveries; {others} older readings (earlier runs) also accepted")
+    checks = {
+        f"more consumers than partitions ({partitions}) received records": len(per_consumer) > partitions,
+        "every record delivered once (delivery count 1)": redelivered == 0,
+        "every accepted record acknowledged once": d.duplicated == 0,
+    }
+    if len(per_consumer) <= partitions:
+        notes.append("share groups hand records of one partition to several consumers; if only one consumer per "
+                     "partition got records, check the brokers' share.version feature (kafka-features describe)")
+    return base.Outcome(KEY, JOBS, d, base.promise(job), len(acked), len(received), checks=checks, notes=notes)
