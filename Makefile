@@ -155,3 +155,10 @@ image: setup ## the project Spark image (prints the docker build command when do
 	@cmd="docker build -f $(ROOT)/spark-jobs/Dockerfile --build-arg SPARK_VERSION=$(SPARK_VERSION) -t $(SPARK_IMAGE_REPO):$(SPARK_VERSION) $(IMAGE_CONTEXT)"; \
 	  if command -v docker >/dev/null && docker info >/dev/null 2>&1; then echo "==> $$cmd" >&2; DOCKER_BUILDKIT=1 $$cmd; \
 	  else echo "docker is not usable here; the build context is ready in $(IMAGE_CONTEXT). Build with:"; echo "  DOCKER_BUILDKIT=1 $$cmd"; fi
+
+# --- bench --------------------------------------------------------------------
+.PHONY: bench
+
+bench: setup ## throughput and latency vs Kafka's own perf tools, as ratios (QUICK=1: under 3 min)
+	@$(PY) -m kafka_patterns.inventory is-up || $(MAKE) up
+	@cd $(ROOT) && QUICK="$(QUICK)" $(PY) -m bench

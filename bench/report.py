@@ -1,0 +1,140 @@
+"""Results -> tables (the ratios next to their figures), Markdown, JSON. Pure apart
+from write(); the tables are what `make bench` prints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tabulate import tabulate
+
+from bench.grid import SIZES
+from bench.stats import fmt, fmt_ratio, ratio
+
+
+def find(measurements: list[dict], op: str, tool: str, **cell) -> dict | None:
+    """The measurement of one op/tool on the cell matching every given cell field."""
+    for m in measurements:
+        if m["op"] == op and m["tool"] == tool and all(m["cell"][k] == v for k, v in cell.items()):
+            return m
+    return None
+
+
+def _rps(m: dict | None) -> float | None:
+    return None if m is None else m.get("records_per_s")
+
+
+def _mbps(m: dict | None) -> float | None:
+    return None if m is None else m.get("mb_per_s")
+
+
+def produce_table(results: dict) -> tuple[list[str], list[list]]:
+    ms, main = results["measurements"], results["grid"]["main"]
+    rows = []
+    for c in main:
+        cell = {k: c[k] for k in ("size", "mode", "partitions", "count")}
+        j, p = find(ms, "produce", "java", **cell), find(ms, "produce", "python", **cell)
+        rows.append([f"{c['size']} B", c["mode"], fmt(_rps(j)), fmt(_mbps(j), 1), fmt(_rps(p)), fmt(_mbps(p), 1),
+                     fmt_ratio(ratio(_rps(p), _rps(j))),
+                     f"{fmt(j and j.get('latency_p99_ms'))} / {fmt(p and p.get('latency_p99_ms'))}"])
+    return (["record", "mode", "Java rec/s", "Java MB/s", "Python rec/s", "Python MB/s", "Python/Java",
+             "p99 ms Java/Py"], rows)
+
+
+def durability_table(results: dict) -> tuple[list[str], list[list]]:
+    """RF 3 acks=all (idempotent) relative to RF 1 acks=1, per record size and client."""
+    ms, main = results["measurements"], results["grid"]["main"]
+    rows = []
+    for size in SIZES:
+        cells = {c["mode"]: c for c in main if c["size"] == size}
+        if {"rf3-acks-all", "rf1-acks-1"} - cells.keys():
+            continue
+        strong, weak = cells["rf3-acks-all"], cells["rf1-acks-1"]
+        row = [f"{size} B"]
+        for tool in ("java", "python"):
+            s = find(ms, "produce", tool, **{k: strong[k] for k in ("size", "mode", "partitions", "count")})
+            w = find(ms, "produce", tool, **{k: weak[k] for k in ("size", "mode", "partitions", "count")})
+            row.append(fmt_ratio(ratio(_rps(s), _rps(w))))
+        rows.append(row)
+    return ["record", "Java RF3-all/RF1-1", "Python RF3-all/RF1-1"], rows
+
+
+def consume_table(results: dict) -> tuple[list[str], list[list]]:
+    ms, main = results["measurements"], results["grid"]["main"]
+    rows = []
+    for c in main:
+        cell = {k: c[k] for k in ("size", "mode", "partitions", "count")}
+        j, p, s = (find(ms, "consume", t, **cell) for t in ("java", "python", "spark"))
+        rows.append([f"{c['size']} B", c["mode"], fmt(_rps(j)), fmt(_rps(p)), fmt(_rps(s)),
+                     fmt_ratio(ratio(_rps(p), _rps(j))), fmt_ratio(ratio(_rps(s), _rps(j))),
+                     fmt(_mbps(j), 1)])
+    return (["record", "topic", "Java rec/s", "Python rec/s", "Spark rec/s", "Python/Java", "Spark/Java",
+             "Java MB/s"], rows)
+
+
+def growth_table(results: dict, axis: str) -> tuple[list[str], list[list]]:
+    """How each figure moves along `axis` ("counts" or "partitions")."""
+    ms = results["measurements"]
+    rows = []
+    for c in results["grid"][axis]:
+        cell = {k: c[k] for k in ("size", "mode", "partitions", "count")}
+        pj, pp = find(ms, "produce", "java", **cell), find(ms, "produce", "python", **cell)
+        cj, cp, cs = (find(ms, "consume", t, **cell) for t in ("java", "python", "spark"))
+        rows.append([f"{c['count']:,}", c["partitions"], fmt(_rps(pj)), fmt(_rps(pp)),
+                     fmt_ratio(ratio(_rps(pp), _rps(pj))), fmt(_rps(cj)), fmt(_rps(cp)), fmt(_rps(cs)),
+                     fmt_ratio(ratio(_rps(cp), _rps(cj))), fmt_ratio(ratio(_rps(cs), _rps(cj)))])
+    return (["records", "partitions", "prod Java", "prod Py", "Py/Java", "cons Java", "cons Py", "cons Spark",
+             "Py/Java", "Spark/Java"], rows)
+
+
+def pipeline_table(results: dict) -> tuple[list[str], list[list]]:
+    rows = []
+    for p in results.get("pipeline", []):
+        if not p.get("available"):
+            rows.append([p["job"], "not available", "-", "-", "-", "-", p.get("reason", "")])
+            continue
+        rows.append([p["job"], fmt(p.get("input_rate")), fmt(p.get("sink_records_per_s")),
+                     fmt(p.get("latency_p50_ms")), fmt(p.get("latency_p99_ms")),
+                     fmt_ratio(ratio(p.get("sink_records_per_s"), p.get("raw_consume_records_per_s"))),
+                     p.get("note", "")])
+    return ["job", "input rec/s", "sink rec/s", "e2e p50 ms", "e2e p99 ms", "sink/raw Spark", "note"], rows
+
+
+SECTIONS = (
+    ("Produce (records/s, MB/s; Python = confluent-kafka via kafka_patterns.clients)", produce_table),
+    ("Durability cost (RF 3 acks=all + idempotence vs RF 1 acks=1)", durability_table),
+    ("Consume (whole topic; Java = fetch rate without group join)", consume_table),
+    ("Growth with record count (100 B, RF 3 acks=all)", lambda r: growth_table(r, "counts")),
+    ("Growth with partitions (100 B, RF 3 acks=all)", lambda r: growth_table(r, "partitions")),
+    ("Pipeline (fixed input rate, records reaching the sink, event time -> sink)", pipeline_table),
+)
+
+
+def tables(results: dict, fmt_name: str) -> str:
+    parts = []
+    for title, build in SECTIONS:
+        headers, rows = build(results)
+        if rows:
+            heading = f"## {title}" if fmt_name == "github" else f"{title}"
+            parts.append(f"{heading}\n\n{tabulate(rows, headers, tablefmt=fmt_name, disable_numparse=True)}")
+    return "\n\n".join(parts)
+
+
+def markdown(results: dict, plots: list[str]) -> str:
+    h = results["host"]
+    head = (f"# Benchmark {results['started']}{' (QUICK)' if results['quick'] else ''}\n\n"
+            f"Host: {h['cpus']} CPUs, {h['platform']}; Kafka {h['kafka']}, Spark {h['spark']}, "
+            f"confluent-kafka {h['confluent_kafka']}. Run took {results['seconds']:.0f} s. Every figure is "
+            "measured in this run; ratios are figure / baseline. Java = Kafka's ProducerPerformance / "
+            "ConsumerPerformance (unthrottled, default batching); each producer writes `count` records into the "
+            "cell's topic, each consumer reads all of them.\n")
+    imgs = "\n".join(f"![{Path(p).stem}]({Path(p).name})" for p in plots)
+    return f"{head}\n{tables(results, 'github')}\n\n{imgs}\n"
+
+
+def write(results: dict, directory: Path, stamp: str, plots: list[str]) -> tuple[Path, Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    js, md = directory / f"{stamp}.json", directory / f"{stamp}.md"
+    js.write_text(json.dumps(results, indent=1, default=str) + "\n")
+    md.write_text(markdown(results, plots))
+    return js, md

@@ -1,0 +1,47 @@
+"""Pure arithmetic of the benchmark: rates, ratios, percentiles (no I/O)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+MB = 1024 * 1024  # the perf tools' "MB" is MiB
+
+
+def rate(count: float, seconds: float) -> float | None:
+    """count per second, None when nothing was timed."""
+    return count / seconds if seconds and seconds > 0 else None
+
+
+def mb_per_s(records: float, record_bytes: float, seconds: float) -> float | None:
+    r = rate(records * record_bytes, seconds)
+    return None if r is None else r / MB
+
+
+def ratio(value: float | None, baseline: float | None) -> float | None:
+    """value / baseline, None when either is missing or the baseline is zero."""
+    if value is None or baseline is None or baseline == 0:
+        return None
+    return value / baseline
+
+
+def percentile(values: Sequence[float], pct: float) -> float | None:
+    """Nearest-rank percentile (pct in 0..100) of unsorted values; None if empty."""
+    if not values:
+        return None
+    if not 0 <= pct <= 100:
+        raise ValueError(f"percentile {pct} is not in 0..100")
+    ordered = sorted(values)
+    rank = max(1, math.ceil(pct / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def fmt(value: float | None, digits: int = 0) -> str:
+    """A number for the table: thousands separators, '-' when missing."""
+    if value is None:
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def fmt_ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"

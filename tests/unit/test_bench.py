@@ -1,0 +1,115 @@
+"""The benchmark harness's pure parts: arithmetic, parsing the perf tools' reports, the
+grid and the summary tables (no cluster, nothing is measured here)."""
+
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root holds bench/
+
+from bench import grid, java_perf, report, stats
+
+PRODUCER_OUT = """\
+20001 records sent, 4000.2 records/sec (0.38 MB/sec), 120.5 ms avg latency, 400.0 ms max latency.
+100000 records sent, 45045.045045 records/sec (4.30 MB/sec), 512.34 ms avg latency, 900.00 ms max latency, \
+480 ms 50th, 850 ms 95th, 890 ms 99th, 899 ms 99.9th.
+"""
+CONSUMER_OUT = """\
+start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, \
+fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec
+2026-11-22 22:19:10:001, 2026-11-22 22:19:11:001, 3.8147, 3.8147, 40000, 40000.0, 500, 500, 7.6294, 80000.0
+"""
+
+
+def test_rate_ratio_and_missing_values():
+    assert stats.rate(100, 2) == 50
+    assert stats.rate(100, 0) is None
+    assert stats.mb_per_s(1024 * 1024, 1, 1) == 1
+    assert stats.ratio(3, 4) == 0.75
+    assert stats.ratio(None, 4) is None
+    assert stats.ratio(3, 0) is None
+
+
+def test_percentile_is_nearest_rank():
+    values = list(range(100, 0, -1))  # unsorted on purpose
+    assert stats.percentile(values, 50) == 50
+    assert stats.percentile(values, 99) == 99
+    assert stats.percentile(values, 100) == 100
+    assert stats.percentile(values, 0) == 1
+    assert stats.percentile([7.0], 99) == 7.0
+    assert stats.percentile([], 50) is None
+    with pytest.raises(ValueError):
+        stats.percentile([1], 101)
+
+
+def test_formatting():
+    assert stats.fmt(1234567.8) == "1,234,568"
+    assert stats.fmt(3.14159, 1) == "3.1"
+    assert stats.fmt(None) == "-"
+    assert stats.fmt_ratio(0.5123) == "0.51x"
+    assert stats.fmt_ratio(None) == "-"
+
+
+def test_producer_report_uses_the_final_summary_line():
+    r = java_perf.parse_producer(PRODUCER_OUT)
+    assert r == {"records": 100000, "records_per_s": 45045.045045, "mb_per_s": 4.30, "latency_avg_ms": 512.34,
+                 "latency_p50_ms": 480.0, "latency_p99_ms": 890.0}
+    with pytest.raises(ValueError):
+        java_perf.parse_producer("Exception in thread main")
+
+
+def test_consumer_report_headline_is_the_fetch_rate():
+    r = java_perf.parse_consumer("WARN something\n" + CONSUMER_OUT)
+    assert r["records"] == 40000
+    assert r["records_per_s"] == 80000.0  # fetch.nMsg.sec, group join excluded
+    assert r["total_records_per_s"] == 40000.0
+    assert r["rebalance_ms"] == 500
+    with pytest.raises(ValueError):
+        java_perf.parse_consumer("no report")
+
+
+def test_quick_grid_is_smaller_and_cells_are_not_repeated():
+    quick, full = grid.grid(True), grid.grid(False)
+    assert len(quick.cells()) < len(full.cells())
+    for g in (quick, full):
+        assert len(g.cells()) == len(set(g.cells()))
+        assert {c.size for c in g.main} == set(grid.SIZES) and {c.mode for c in g.main} == set(grid.MODES)
+    assert [c.count for c in full.counts] == [10_000, 100_000, 1_000_000]
+    assert [c.partitions for c in full.partitions] == [1, 3, 6, 12]
+
+
+def _results():
+    cells = [grid.Cell(100, "rf3-acks-all", 3, 1000), grid.Cell(100, "rf1-acks-1", 3, 1000)]
+    ms = []
+    for c, base in zip(cells, (1000.0, 4000.0), strict=True):
+        for op, tool, factor in (("produce", "java", 1), ("produce", "python", 2), ("consume", "java", 10),
+                                 ("consume", "python", 5), ("consume", "spark", 1)):
+            ms.append({"cell": asdict(c), "op": op, "tool": tool, "records_per_s": base * factor, "mb_per_s": 1.0})
+    return {"grid": {"main": [asdict(c) for c in cells], "counts": [asdict(cells[0])], "partitions": []},
+            "measurements": ms,
+            "pipeline": [{"job": "pipeline-sink", "available": False, "reason": "not there"},
+                         {"job": "exactly-once", "available": True, "input_rate": 500, "sink_records_per_s": 2500.0,
+                          "latency_p50_ms": 900.0, "latency_p99_ms": 1500.0, "raw_consume_records_per_s": 10000.0}]}
+
+
+def test_tables_put_each_ratio_next_to_its_figures():
+    r = _results()
+    _, produce = report.produce_table(r)
+    assert produce[0][2] == "1,000" and produce[0][4] == "2,000" and produce[0][6] == "2.00x"
+    _, durability = report.durability_table(r)
+    assert durability == [["100 B", "0.25x", "0.25x"]]  # 1000 / 4000 for both clients
+    _, consume = report.consume_table(r)
+    assert consume[0][5:7] == ["0.50x", "0.10x"]  # Python/Java, Spark/Java
+    _, growth = report.growth_table(r, "counts")
+    assert growth[0][4] == "2.00x" and growth[0][8] == "0.50x"
+    _, pipeline = report.pipeline_table(r)
+    assert pipeline[0][1] == "not available"
+    assert pipeline[1][2] == "2,500" and pipeline[1][5] == "0.25x"
+
+
+def test_summary_text_has_every_section_with_rows():
+    text = report.tables(_results(), "simple")
+    assert "Produce" in text and "Durability" in text and "Pipeline" in text
+    assert "Growth with partitions" not in text  # no cells on that axis: no empty table
