@@ -1,0 +1,30 @@
+"""single partition, total order: the job keeps Kafka's offset order in its rows, and
+the accounting detects a break of the global order that per-key order would not."""
+
+from helpers import reading
+from kafka_patterns import spark as kp_spark
+from kafka_patterns.delivery import account
+from kafka_patterns.jobs import one_to_one, total_order
+
+
+def test_rows_keep_offsets_of_the_single_partition(kafka_records):
+    values = [reading(0, sensor="sensor-00"), reading(1, sensor="sensor-01"), reading(2, sensor="sensor-00")]
+    rows = one_to_one.to_rows(kp_spark.valid_readings(kafka_records(values, topic="weather.readings.ordered")))
+    got = [(r.kafka_partition, r.kafka_offset, r.sensor, r.seq) for r in rows.collect()]
+    assert got == [(0, 0, "sensor-00", 0), (0, 1, "sensor-01", 1), (0, 2, "sensor-00", 2)]
+
+
+def test_global_order_break_across_keys_is_counted():
+    acked = [("a", 0), ("b", 1), ("a", 2)]
+    swapped = [("a", 0), ("a", 2), ("b", 1)]
+    assert account(acked, swapped, order="per-key").reordered == 0
+    assert account(acked, swapped, order="total").reordered == 1
+
+
+def test_job_is_declared_with_total_order():
+    from kafka_patterns import catalogue
+
+    job = catalogue.jobs()["total-order"]
+    assert job["promise"]["order"] == "total"
+    assert catalogue.topics()[job["inputs"][0]].partitions == 1
+    assert callable(total_order.main)
