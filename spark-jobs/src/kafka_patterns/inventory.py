@@ -41,6 +41,9 @@ class Cluster:
     postgres_user: str
     postgres_password: str
     run_dir: Path
+    # The replication role Debezium connects as (CDC).
+    postgres_replication_user: str = "cdc"
+    postgres_replication_password: str = ""
 
     @property
     def bootstrap_servers(self) -> str:
@@ -103,7 +106,8 @@ def load(path: Path | None = None) -> Cluster:
     pg = hostvars[members("postgresql")[0]]
     return Cluster(tuple(nodes), connect, pg.get("ansible_host", "127.0.0.1"), int(pg.get("postgresql_port", 5432)),
                    pg["postgresql_database"], pg["postgresql_app_user"], pg["postgresql_app_password"],
-                   ROOT / ".run")
+                   ROOT / ".run", pg.get("postgresql_replication_user", "cdc"),
+                   pg.get("postgresql_replication_password", ""))
 
 
 def listening(host: str, port: int, timeout: float = 1.0) -> bool:
