@@ -1,0 +1,85 @@
+"""content-based filtering: subscribers select readings by predicates on the payload.
+
+    python -m kafka_patterns.jobs.content_filter [--available-now]
+
+Each reading of weather.readings is tested against the alert predicates and routed to
+the topic of every predicate it matches: temperature >= 30 °C -> weather.alerts.heat,
+temperature <= 0 °C -> weather.alerts.frost; other readings go nowhere. Malformed
+records go to weather.deadletter with the reason in the `reason` header (and their
+source topic/partition/offset in headers), so nothing crashes the job or vanishes.
+
+Guarantee: no matching reading lost, none routed to the wrong topic; duplicates
+counted. The Kafka sink is at-least-once (Spark cannot make a Kafka write part of
+its checkpoint commit): a micro-batch replayed after a crash is written again, so
+readers deduplicate by (sensor, seq). Order per sensor within each alert topic
+follows from the key (sensor) -> partition mapping.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from kafka_patterns import spark
+from kafka_patterns.jobs import base
+
+JOB = "content-filter"
+HEAT_C = 30.0
+FROST_C = 0.0
+HEAT_TOPIC, FROST_TOPIC, DEADLETTER_TOPIC = "weather.alerts.heat", "weather.alerts.frost", "weather.deadletter"
+
+# Topic -> predicate on a parsed, valid reading (plain Python mirror: PREDICATES_PY).
+PREDICATES: dict[str, Callable[[], Column]] = {
+    HEAT_TOPIC: lambda: F.col("temperature") >= HEAT_C,
+    FROST_TOPIC: lambda: F.col("temperature") <= FROST_C,
+}
+PREDICATES_PY: dict[str, Callable[[float], bool]] = {
+    HEAT_TOPIC: lambda t: t >= HEAT_C,
+    FROST_TOPIC: lambda t: t <= FROST_C,
+}
+
+
+def header(name: str, value: Column) -> Column:
+    return F.struct(F.lit(name).alias("key"), value.cast("string").cast("binary").alias("value"))
+
+
+def dead_letters(parsed: DataFrame, topic: str = DEADLETTER_TOPIC) -> DataFrame:
+    """Malformed records of parse_readings -> Kafka sink rows for the dead-letter topic,
+    the reason and the record's origin in headers (pure)."""
+    return parsed.where(F.col("error").isNotNull()).select(
+        F.lit(topic).alias("topic"), F.col("key"), F.col("raw").alias("value"),
+        F.array(header("reason", F.col("error")), header("source.topic", F.col("topic")),
+                header("source.partition", F.col("partition")),
+                header("source.offset", F.col("offset"))).alias("headers"))
+
+
+def route(parsed: DataFrame) -> DataFrame:
+    """Parsed records -> Kafka sink rows (topic, key, value, headers): one row per
+    matching predicate, and dead letters for malformed records (pure)."""
+    valid = parsed.where(F.col("error").isNull())
+    routed = [valid.where(pred()).select(F.lit(topic).alias("topic"), F.col("key"), F.col("raw").alias("value"),
+                                         F.array(header("predicate", F.lit(topic))).alias("headers"))
+              for topic, pred in PREDICATES.items()]
+    out = dead_letters(parsed)
+    for r in routed:
+        out = out.unionByName(r)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = base.parser(JOB, __doc__).parse_args(argv)
+    missing = {HEAT_TOPIC, FROST_TOPIC, DEADLETTER_TOPIC} - set(base.output_topics(JOB))
+    if missing:
+        raise SystemExit(f"catalogue jobs.{JOB}.outputs lacks {sorted(missing)}")
+    session = spark.session(JOB)
+    records = spark.read_stream(session, base.input_topics(JOB), args.starting_offsets, **base.source_options(args))
+    writer = route(spark.parse_readings(records)).writeStream.format("kafka").options(**spark.kafka_options())
+    base.await_all([base.start(writer, JOB, args)])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

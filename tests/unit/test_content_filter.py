@@ -1,0 +1,44 @@
+"""content-based filtering: routing by predicate, dead letters with reasons, and the
+scenario's expected routes."""
+
+from helpers import reading
+from kafka_patterns import readings
+from kafka_patterns import spark as kp_spark
+from kafka_patterns.jobs import content_filter as cf
+from kafka_patterns.readings import Reading
+from kafka_patterns.scenarios import content_filter as scenario
+
+
+def routed(kafka_records, values):
+    rows = cf.route(kp_spark.parse_readings(kafka_records(values))).collect()
+    return [(r.topic, r.key, {h.key: bytes(h.value).decode() for h in r.headers}) for r in rows]
+
+
+def test_readings_go_to_the_topic_of_each_matching_predicate(kafka_records):
+    values = [reading(1, temperature=30.0), reading(2, temperature=29.9), reading(3, temperature=0.0),
+              reading(4, temperature=-12.5, sensor="sensor-02"), reading(5, temperature=15.0)]
+    got = sorted((t, k) for t, k, _ in routed(kafka_records, values))
+    assert got == [(cf.FROST_TOPIC, "sensor-01"), (cf.FROST_TOPIC, "sensor-02"), (cf.HEAT_TOPIC, "sensor-01")]
+
+
+def test_the_routed_value_is_the_original_reading(kafka_records):
+    rows = cf.route(kp_spark.parse_readings(kafka_records([reading(9, temperature=41.0)]))).collect()
+    assert len(rows) == 1
+    r, reason = readings.parse(rows[0].value)
+    assert reason is None and (r.seq, r.temperature) == (9, 41.0)
+
+
+def test_malformed_records_are_dead_lettered_with_reason_and_origin(kafka_records):
+    values = ["{not json", reading(1, temperature=99.0), reading(2, temperature=35.0)]
+    got = routed(kafka_records, values)
+    dead = [h for t, _, h in got if t == cf.DEADLETTER_TOPIC]
+    assert [h["reason"] for h in dead] == ["not a JSON reading", "temperature out of range"]
+    assert [(h["source.topic"], h["source.partition"], h["source.offset"]) for h in dead] == [
+        ("weather.readings", "0", "0"), ("weather.readings", "0", "1")]
+    assert [t for t, _, _ in got].count(cf.HEAT_TOPIC) == 1
+
+
+def test_python_predicates_mirror_the_spark_ones_and_expected_routes():
+    rs = [Reading("r", "s", "st", i, t, 50.0, 0) for i, t in enumerate([30.0, 29.99, 0.0, 0.01, -5.0])]
+    want = scenario.expected_routes(rs)
+    assert want == {cf.HEAT_TOPIC: {("s", 0)}, cf.FROST_TOPIC: {("s", 2), ("s", 4)}}
