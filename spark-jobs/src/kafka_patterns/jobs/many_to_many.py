@@ -1,0 +1,52 @@
+"""many-to-many: several producers (one topic per station) and several independent
+consumer groups; this job is one of the groups: it merges every station topic into
+PostgreSQL (table `merged_readings`), each row tagged with the topic it came from.
+
+    python -m kafka_patterns.jobs.many_to_many [--available-now]
+
+Guarantee: every record of every producer reaches every group (each group has its
+own offsets: Spark's checkpoint here, committed group offsets for the client
+groups of the scenario); here exactly once per record (foreachBatch + batch ledger)
+and in order per (source topic, sensor), since a key stays in one partition.
+Malformed readings are dropped (the pipeline's clean stage dead-letters them).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from kafka_patterns import pg, spark
+from kafka_patterns.jobs import base
+from kafka_patterns.jobs.one_to_one import COLUMNS as READING_COLUMNS
+
+JOB = "many-to-many"
+TABLE = base.output_table(JOB)
+COLUMNS = ("source_topic", *READING_COLUMNS)
+DDL = f"""CREATE TABLE IF NOT EXISTS {TABLE} (
+    id BIGSERIAL PRIMARY KEY, source_topic TEXT, run TEXT, sensor TEXT, station TEXT, seq BIGINT,
+    temperature DOUBLE PRECISION, humidity DOUBLE PRECISION, event_time TIMESTAMPTZ,
+    kafka_partition INT, kafka_offset BIGINT)"""
+
+
+def merge(readings: DataFrame) -> DataFrame:
+    """Parsed readings of all producer topics -> sink rows tagged with their source topic (pure)."""
+    return readings.select(F.col("topic").alias("source_topic"), "run", "sensor", "station", "seq", "temperature",
+                           "humidity", spark.event_time(F.col("ts")).alias("event_time"),
+                           F.col("partition").alias("kafka_partition"), F.col("offset").alias("kafka_offset"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = base.parser(JOB, __doc__).parse_args(argv)
+    pg.ensure(pg.LEDGER_DDL, DDL)
+    session = spark.session(JOB)
+    records = spark.read_stream(session, base.input_topics(JOB), args.starting_offsets, **base.source_options(args))
+    sink = base.postgres_batch_sink(base.checkpoint_dir(JOB, args), TABLE, COLUMNS)
+    base.await_all([base.start(merge(spark.valid_readings(records)).writeStream.foreachBatch(sink), JOB, args)])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
