@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 
 from pyspark.sql import DataFrame
@@ -136,11 +137,20 @@ def run_once(args: argparse.Namespace) -> dict:
                              (ledger_key, batch_run, t, p, start[t][p], e))
         pg.insert_rows(conn, TABLE, ("ledger_key", "batch_run", *AGG_COLUMNS),
                        ((ledger_key, batch_run, *r) for r in rows))
+        crash_before_commit_if_asked(ledger_key)
         # The connection's context manager commits: aggregates and end offsets together.
     log.info("%s: run %d read %d records (%d malformed) into %d aggregates", ledger_key, batch_run, records,
              malformed, len(rows))
     return {"ledger_key": ledger_key, "batch_run": batch_run, "records": records, "malformed": malformed,
             "start": start, "end": end}
+
+
+def crash_before_commit_if_asked(ledger_key: str) -> None:
+    """Fault injection for the tests: with KP_CRASH_BEFORE_COMMIT=1 the process dies
+    (os._exit, no cleanup) after writing its aggregates and ranges, before the commit."""
+    if os.environ.get("KP_CRASH_BEFORE_COMMIT") == "1":
+        log.warning("%s: KP_CRASH_BEFORE_COMMIT: crashing before the commit", ledger_key)
+        os._exit(137)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,5 +13,5 @@ JOBS = ["at-least-once"]
 
 
 @base.timed
-def run(records: int = 6_000, kills: int = 2) -> base.Outcome:
+def run(records: int = 3_000, kills: int = 2) -> base.Outcome:
     return killed_job_run(KEY, JOBS[0], records, kills)

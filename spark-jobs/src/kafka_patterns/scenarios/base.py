@@ -122,12 +122,13 @@ def hard_kill(proc: subprocess.Popen) -> None:
 
 
 def run_with_kills(job: str, run: str, starting: dict[str, dict[int, int]], kills: int, count_sql: str,
-                   total: int, *extra: str, timeout: float = 90) -> list[str]:
+                   total: int, *extra: str, timeout: float = 90, drain: Sequence[str] = ()) -> list[str]:
     """Run a job as its own process and kill it `kills` times mid-stream, restarting it
     from its checkpoint each time, then drain it bounded. The first kill is the worst
     case, a crash right after a micro-batch's sink write and before its checkpoint
     commit (KP_CRASH_AFTER_BATCH); the others are SIGKILLs from outside once the sink
-    has grown. Returns what each kill was. count_sql counts the run's sink rows."""
+    has grown. Returns what each kill was. count_sql counts the run's sink rows; `drain`
+    adds options for the final bounded run only (e.g. bigger micro-batches)."""
     log = checkpoint(job, run).parent / f"{job}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     kills_done = []
@@ -154,7 +155,7 @@ def run_with_kills(job: str, run: str, starting: dict[str, dict[int, int]], kill
             hard_kill(proc)
             kills_done.append(f"SIGKILL at {n}/{total} rows")
         progress(f"{job}: kill {k + 1}/{kills}: {kills_done[-1]}; restarting from its checkpoint")
-    run_job(job, run, starting, *extra)
+    run_job(job, run, starting, *extra, *drain)
     return kills_done
 
 

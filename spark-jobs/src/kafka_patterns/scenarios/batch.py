@@ -2,7 +2,9 @@
 third run finds nothing new. Measured: the ranges the runs read are contiguous and
 non-overlapping, the aggregates equal a Python computation over the produced
 readings (count, temperature sum, last seq per sensor), and the second run aggregated
-only the new readings.
+only the new readings. With crash=True (the fault test) a first attempt dies after
+writing and before committing: it must leave nothing, and the next run reads the
+same range.
 
 Isolation: weather.readings is shared with other scenarios (and other runs of this
 one). The scenario uses its own ledger key (`batch-<run>`), so the stored ranges are
@@ -55,7 +57,7 @@ def contiguous(ranges: list[tuple[int, str, int, int, int]], first: dict, ends: 
 
 
 @base.timed
-def run(records: int = 3_000, more: int = 2_000) -> base.Outcome:
+def run(records: int = 3_000, more: int = 2_000, crash: bool = False) -> base.Outcome:
     job = JOBS[0]
     topic = base.input_topics(job)[0]
     run_id = base.new_run()
@@ -65,8 +67,21 @@ def run(records: int = 3_000, more: int = 2_000) -> base.Outcome:
     base.progress(f"{KEY}: producing {records} readings to {topic}")
     batch1 = generator.produce(topic, records, run=run_id)
     end1 = base.end_offsets([topic])
-    base.progress(f"{KEY}: batch run 1 (Spark batch, ledger key {ledger})")
     ending = ("--ledger-key", ledger, "--ending-offsets")
+    crash_checks = {}
+    if crash:
+        base.progress(f"{KEY}: batch run 1 as a process, crashing after its writes, before its commit")
+        log = base.checkpoint(job, run_id).parent / f"{job}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        proc = base.spawn_job(job, base.job_args(job, run_id, first, *ending, base.spark_offsets(end1)), log,
+                              env={"KP_CRASH_BEFORE_COMMIT": "1"})
+        rc = proc.wait(timeout=120)
+        left = pg.query(f"""SELECT (SELECT count(*) FROM batch_ranges WHERE ledger_key = %s)
+                            + (SELECT count(*) FROM {batch_aggregate.TABLE} WHERE ledger_key = %s)""",
+                        (ledger, ledger))[0][0]
+        crash_checks = {"the run crashed before its commit (exit 137)": rc == 137,
+                        "the crashed run left no range and no aggregates behind": left == 0}
+    base.progress(f"{KEY}: batch run 1 (Spark batch, ledger key {ledger})")
     base.run_job(job, run_id, first, *ending, base.spark_offsets(end1))
     base.progress(f"{KEY}: producing {more} more readings, batch run 2")
     batch2 = generator.produce(topic, more, run=run_id, seq_start=records)
@@ -104,6 +119,7 @@ def run(records: int = 3_000, more: int = 2_000) -> base.Outcome:
             (per_run.get(1), per_run.get(2)) == (len(batch1.acked), len(batch2.acked)) and second_min_seq_ok,
         "per-sensor count, temperature sum and last seq equal Python's over the input": values_ok,
         "the run with nothing new was a no-op": runs == 2,
+        **crash_checks,
     }
     return base.Outcome(KEY, JOBS, Delivery(acked, received, lost, duplicated, 0), base.promise(job),
                         acked, received, checks=checks,
