@@ -33,24 +33,13 @@ def test_request_reply_answers_in_fahrenheit_and_rejects_bad_requests():
 def test_self_managed_offsets_fold_counts_per_sensor_and_next_offsets():
     from kafka_patterns.jobs import self_managed_offsets
 
-    class Msg(FakeMessage):
-        def __init__(self, value, partition, offset):
-            super().__init__(value)
-            self._p, self._o = partition, offset
-
-        def topic(self):
-            return "weather.readings"
-
-        def partition(self):
-            return self._p
-
-        def offset(self):
-            return self._o
-
     r = [Reading("r", "sensor-01", "s", i, 10.0 + i, 50.0, 1).to_json() for i in range(3)]
-    deltas, offsets = self_managed_offsets.fold([Msg(r[0], 0, 5), Msg(r[1], 0, 6), Msg(b"bad", 1, 9), Msg(r[2], 1, 10)])
+    t = "weather.readings"
+    deltas, offsets, malformed = self_managed_offsets.fold([(t, 0, 5, r[0]), (t, 0, 6, r[1]), (t, 1, 9, b"bad"),
+                                                            (t, 1, 10, r[2])])
     assert deltas == {"sensor-01": [3, 33.0, 2]}
     assert offsets == {("weather.readings", 0): 7, ("weather.readings", 1): 11}
+    assert malformed == 1
 
 
 def test_replay_aggregate_counts_and_means_per_sensor():

@@ -16,6 +16,14 @@ JOBS = ["exactly-once"]
 BATCH = "200"
 
 
+def unique_keys(table: str) -> list[list[str]]:
+    """The column lists of the table's unique indexes (the primary key included)."""
+    rows = pg.query("""SELECT array_agg(a.attname ORDER BY a.attnum) FROM pg_index i
+                       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+                       WHERE i.indrelid = %s::regclass AND i.indisunique GROUP BY i.indexrelid""", (table,))
+    return sorted(list(r[0]) for r in rows)
+
+
 def killed_job_run(key: str, job: str, records: int, kills: int) -> base.Outcome:
     topic, table = base.input_topics(job)[0], base.output_table(job)
     run_id = base.new_run()
@@ -33,7 +41,8 @@ def killed_job_run(key: str, job: str, records: int, kills: int) -> base.Outcome
     received = pg.query(f"SELECT sensor, seq FROM {table} WHERE run = %s ORDER BY id", (run_id,))
     d = account(produced.acked, [tuple(r) for r in received], order="none")
     return base.Outcome(key, [job], d, base.promise(job), len(produced.acked), len(received),
-                        checks={f"killed {kills} times mid-stream": len(kill_points) == kills},
+                        checks={f"killed {kills} times mid-stream": len(kill_points) == kills,
+                                "no unique key on the sink that would hide duplicates": unique_keys(table) == [["id"]]},
                         notes=[f"{job}: {'; '.join(kill_points)}"])
 
 
