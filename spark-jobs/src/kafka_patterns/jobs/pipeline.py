@@ -1,0 +1,201 @@
+"""pipes and filters: a 3-stage pipeline and its sink, each stage its own job.
+
+    python -m kafka_patterns.jobs.pipeline clean     [--available-now]
+    python -m kafka_patterns.jobs.pipeline enrich    [--available-now]
+    python -m kafka_patterns.jobs.pipeline aggregate [--available-now]
+    python -m kafka_patterns.jobs.pipeline sink      [--available-now]
+
+weather.readings --clean--> weather.readings.cleaned (malformed -> weather.deadletter,
+reason in the `reason` header) --enrich--> weather.readings.enriched (joined with the
+station's profile from the compacted topic user.profiles, keyed by station)
+--aggregate--> weather.readings.aggregated (count/sum/min/max per run, station and
+10-second event-time window, 1-minute watermark, update mode) --sink--> PostgreSQL
+station_aggregates. No stage reads the topic it writes; the topics between stages
+decouple them (each can stop, restart or scale on its own).
+
+Guarantees: no stage loses a record (Spark checkpoints the offsets a stage has read
+only after its output is written). The Kafka sinks of the three stages are
+at-least-once: a replayed micro-batch is written twice, duplicates are counted. The
+aggregate stage emits the current value of a window (update mode), so a window has
+several versions downstream; the sink keeps the one with the highest count per
+(run, station, window) by an upsert that never lowers a count: replays and
+duplicates are idempotent, the PostgreSQL result is exactly-once. Events later than
+the watermark are dropped by the aggregate stage (the pipeline scenario has none;
+the time-semantics pattern shows and counts them).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
+
+from kafka_patterns import pg, spark
+from kafka_patterns.jobs import base
+from kafka_patterns.jobs.content_filter import dead_letters, header
+from kafka_patterns.readings import FIELDS, spark_schema
+
+STAGES = ("clean", "enrich", "aggregate", "sink")
+WINDOW = "10 seconds"
+WINDOW_MS = 10_000
+WATERMARK = "1 minute"
+PROFILE_FIELDS = ("name", "region", "elevation_m")
+AGG_FIELDS = ("run", "station", "region", "window_start", "window_end", "n", "temperature_sum",
+              "temperature_min", "temperature_max")
+SINK_COLUMNS = AGG_FIELDS
+SINK_TABLE = base.output_table("pipeline-sink")
+DDL = f"""CREATE TABLE IF NOT EXISTS {SINK_TABLE} (
+    run TEXT NOT NULL, station TEXT NOT NULL, region TEXT, window_start BIGINT NOT NULL, window_end BIGINT,
+    n BIGINT, temperature_sum DOUBLE PRECISION, temperature_min DOUBLE PRECISION,
+    temperature_max DOUBLE PRECISION, updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    PRIMARY KEY (run, station, window_start))"""
+UPSERT = f"""INSERT INTO {SINK_TABLE} ({', '.join(SINK_COLUMNS)}) VALUES ({', '.join(['%s'] * len(SINK_COLUMNS))})
+    ON CONFLICT (run, station, window_start) DO UPDATE SET
+    region = EXCLUDED.region, window_end = EXCLUDED.window_end, n = EXCLUDED.n,
+    temperature_sum = EXCLUDED.temperature_sum, temperature_min = EXCLUDED.temperature_min,
+    temperature_max = EXCLUDED.temperature_max, updated_at = now()
+    WHERE EXCLUDED.n > {SINK_TABLE}.n"""
+
+
+def job_name(stage: str) -> str:
+    return f"pipeline-{stage}"
+
+
+def profile_schema() -> StructType:
+    return StructType([StructField("station", StringType()), StructField("name", StringType()),
+                       StructField("region", StringType()), StructField("elevation_m", DoubleType())])
+
+
+def enriched_schema() -> StructType:
+    return StructType([*spark_schema().fields, *[f for f in profile_schema().fields if f.name != "station"]])
+
+
+def aggregate_schema() -> StructType:
+    types = {"n": LongType(), "window_start": LongType(), "window_end": LongType(),
+             "temperature_sum": DoubleType(), "temperature_min": DoubleType(), "temperature_max": DoubleType()}
+    return StructType([StructField(f, types.get(f, StringType())) for f in AGG_FIELDS])
+
+
+# --- stage 1: clean -----------------------------------------------------------------
+
+def clean(parsed: DataFrame, cleaned_topic: str, deadletter_topic: str) -> DataFrame:
+    """parse_readings rows -> Kafka sink rows: valid readings unchanged to the cleaned
+    topic, malformed ones to the dead-letter topic with the reason in a header (pure)."""
+    valid = parsed.where(F.col("error").isNull()).select(
+        F.lit(cleaned_topic).alias("topic"), "key", F.col("raw").alias("value"),
+        F.array(header("stage", F.lit("clean"))).alias("headers"))
+    return valid.unionByName(dead_letters(parsed, deadletter_topic))
+
+
+# --- stage 2: enrich ----------------------------------------------------------------
+
+def latest_profiles(records: DataFrame) -> DataFrame:
+    """Kafka records of the compacted profile topic -> the current profile per station:
+    the last value per key wins, a tombstone (null value) deletes (pure)."""
+    last = Window.partitionBy("key").orderBy(F.col("partition").desc(), F.col("offset").desc())
+    latest = (records.select(F.col("key").cast("string").alias("key"), F.col("value").cast("string").alias("value"),
+                             "partition", "offset")
+              .withColumn("i", F.row_number().over(last)).where("i = 1").where(F.col("value").isNotNull()))
+    return (latest.select(F.from_json("value", profile_schema()).alias("p")).select("p.*")
+            .where(F.col("station").isNotNull()))
+
+
+def enrich(readings: DataFrame, profiles: DataFrame, topic: str) -> DataFrame:
+    """Valid readings + current profiles -> Kafka sink rows of enriched readings. A
+    reading of a station without a profile passes with null profile fields (pure)."""
+    joined = readings.join(F.broadcast(profiles), "station", "left")
+    value = F.to_json(F.struct(*FIELDS, *PROFILE_FIELDS))
+    return joined.select(F.lit(topic).alias("topic"), F.col("sensor").alias("key"), value.alias("value"))
+
+
+# --- stage 3: aggregate -------------------------------------------------------------
+
+def parse_enriched(records: DataFrame) -> DataFrame:
+    parsed = records.select(F.from_json(F.col("value").cast("string"), enriched_schema()).alias("r")).select("r.*")
+    return parsed.where(F.col("run").isNotNull() & F.col("ts").isNotNull() & F.col("station").isNotNull())
+
+
+def aggregate(enriched: DataFrame, topic: str) -> DataFrame:
+    """Enriched readings -> per (run, station, region, event-time window) count, sum,
+    min and max, as Kafka sink rows keyed by run|station|window start (pure; streaming:
+    watermark on event time, late events beyond it dropped)."""
+    with_time = enriched.withColumn("event_time", spark.event_time(F.col("ts"))).withWatermark("event_time",
+                                                                                               WATERMARK)
+    agg = with_time.groupBy(F.window("event_time", WINDOW).alias("w"), "run", "station", "region").agg(
+        F.count(F.lit(1)).alias("n"), F.sum("temperature").alias("temperature_sum"),
+        F.min("temperature").alias("temperature_min"), F.max("temperature").alias("temperature_max"))
+    rows = agg.select(*[F.col(c) for c in ("run", "station", "region")],
+                      (F.unix_micros(F.col("w.start")) / 1000).cast("long").alias("window_start"),
+                      (F.unix_micros(F.col("w.end")) / 1000).cast("long").alias("window_end"),
+                      "n", "temperature_sum", "temperature_min", "temperature_max")
+    return rows.select(F.lit(topic).alias("topic"),
+                       F.concat_ws("|", "run", "station", F.col("window_start").cast("string")).alias("key"),
+                       F.to_json(F.struct(*AGG_FIELDS)).alias("value"))
+
+
+# --- sink ---------------------------------------------------------------------------
+
+def final_versions(records: DataFrame) -> DataFrame:
+    """Kafka records of window aggregates -> one row per (run, station, window): the
+    version with the highest count (counts only grow; duplicates collapse) (pure)."""
+    parsed = (records.select(F.from_json(F.col("value").cast("string"), aggregate_schema()).alias("a")).select("a.*")
+              .where(F.col("run").isNotNull() & F.col("window_start").isNotNull()))
+    best = Window.partitionBy("run", "station", "window_start").orderBy(F.col("n").desc())
+    return parsed.withColumn("i", F.row_number().over(best)).where("i = 1").select(*SINK_COLUMNS)
+
+
+def upsert(rows: list[tuple]) -> None:
+    with pg.connect() as conn, conn.cursor() as cur:
+        cur.executemany(UPSERT, rows)
+
+
+# --- I/O ----------------------------------------------------------------------------
+
+def kafka_writer(df: DataFrame, job: str, args, mode: str = "append"):
+    return base.start(df.writeStream.outputMode(mode).format("kafka").options(**spark.kafka_options()), job, args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in STAGES:
+        print(f"usage: python -m kafka_patterns.jobs.pipeline {{{'|'.join(STAGES)}}} [options]", file=sys.stderr)
+        return 2
+    stage, job = argv[0], job_name(argv[0])
+    args = base.parser(job, __doc__).parse_args(argv[1:])
+    inputs, outputs = base.input_topics(job), base.output_topics(job)
+    if set(inputs) & set(outputs):
+        raise SystemExit(f"catalogue jobs.{job}: a stage must not read the topic it writes ({inputs} / {outputs})")
+    session = spark.session(job)
+    records = spark.read_stream(session, inputs[:1], args.starting_offsets, **base.source_options(args))
+    if stage == "clean":
+        deadletter = next(t for t in outputs if "deadletter" in t)
+        cleaned = next(t for t in outputs if t != deadletter)
+        query = kafka_writer(clean(spark.parse_readings(records), cleaned, deadletter), job, args)
+    elif stage == "enrich":
+        profiles_topic, out_topic = inputs[1], outputs[0]
+
+        def write(batch_df, _batch_id: int) -> None:
+            # The profiles as they are now, for every micro-batch (a compacted topic read in full).
+            profiles = latest_profiles(spark.read_batch(session, [profiles_topic])).cache()
+            enrich(spark.valid_readings(batch_df), profiles, out_topic).write.format("kafka").options(
+                **spark.kafka_options()).save()
+            profiles.unpersist()
+
+        query = base.start(records.writeStream.foreachBatch(write), job, args)
+    elif stage == "aggregate":
+        query = kafka_writer(aggregate(parse_enriched(records), outputs[0]), job, args, mode="update")
+    else:
+        pg.ensure(DDL)
+
+        def sink(batch_df, _batch_id: int) -> None:
+            upsert([tuple(r) for r in final_versions(batch_df).toLocalIterator()])
+
+        query = base.start(records.writeStream.foreachBatch(sink), job, args)
+    base.await_all([query])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

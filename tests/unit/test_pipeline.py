@@ -1,0 +1,84 @@
+"""pipes and filters: each stage's transformation on in-memory records, and the
+scenario's Python reference."""
+
+import json
+
+from helpers import reading
+from kafka_patterns import spark as kp_spark
+from kafka_patterns.jobs import pipeline
+from kafka_patterns.readings import Reading
+from kafka_patterns.scenarios import pipeline as scenario
+
+T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z, a window boundary
+
+
+def test_clean_passes_valid_readings_and_dead_letters_the_rest_with_a_reason(kafka_records):
+    out = pipeline.clean(kp_spark.parse_readings(kafka_records([reading(1), "{oops", reading(2, humidity=140.0)])),
+                         "clean.t", "dead.t").collect()
+    by_topic = {}
+    for r in out:
+        by_topic.setdefault(r.topic, []).append({h.key: bytes(h.value).decode() for h in r.headers})
+    assert len(by_topic["clean.t"]) == 1
+    assert [h["reason"] for h in by_topic["dead.t"]] == ["not a JSON reading", "humidity out of range"]
+
+
+def test_latest_profile_per_station_wins_and_tombstones_delete(spark):
+    rows = [(b"station-1", json.dumps({"station": "station-1", "name": "old"}).encode(), 0, 0),
+            (b"station-1", json.dumps({"station": "station-1", "name": "new", "region": "r"}).encode(), 0, 1),
+            (b"station-2", json.dumps({"station": "station-2", "name": "gone"}).encode(), 1, 0),
+            (b"station-2", None, 1, 1),
+            (b"user-7", json.dumps({"user": "u"}).encode(), 2, 0)]
+    df = spark.createDataFrame(rows, "key binary, value binary, partition int, offset long")
+    got = {r.station: (r.name, r.region) for r in pipeline.latest_profiles(df).collect()}
+    assert got == {"station-1": ("new", "r")}
+
+
+def test_enrich_joins_the_station_profile_and_keeps_readings_without_one(spark, kafka_records):
+    readings = kp_spark.valid_readings(kafka_records([reading(1), reading(2, station="station-9")]))
+    profiles = spark.createDataFrame([("station-1", "One", "north", 12.0)], pipeline.profile_schema())
+    out = [json.loads(r.value) for r in pipeline.enrich(readings, profiles, "enriched.t").collect()]
+    by_seq = {v["seq"]: v for v in out}
+    assert (by_seq[1]["name"], by_seq[1]["region"], by_seq[1]["elevation_m"]) == ("One", "north", 12.0)
+    assert by_seq[2].get("name") is None and by_seq[2]["station"] == "station-9"
+
+
+def enriched_records(kafka_records, values):
+    return kafka_records([{**v, "region": "north", "name": "One", "elevation_m": 1.0} for v in values],
+                         topic="weather.readings.enriched")
+
+
+def test_aggregate_counts_per_station_and_event_time_window(kafka_records):
+    values = [reading(1, ts=T0, temperature=10.0), reading(2, ts=T0 + 9_999, temperature=20.0),
+              reading(3, ts=T0 + 10_000, temperature=5.0)]
+    out = pipeline.aggregate(pipeline.parse_enriched(enriched_records(kafka_records, values)), "agg.t").collect()
+    got = {r.key: json.loads(r.value) for r in out}
+    assert set(got) == {f"r1|station-1|{T0}", f"r1|station-1|{T0 + 10_000}"}
+    first = got[f"r1|station-1|{T0}"]
+    assert (first["n"], first["temperature_sum"], first["temperature_min"], first["temperature_max"]) == (
+        2, 30.0, 10.0, 20.0)
+    assert first["window_end"] - first["window_start"] == pipeline.WINDOW_MS
+
+
+def test_sink_keeps_the_highest_count_version_of_each_window(kafka_records):
+    def agg(n, total):
+        return {"run": "r1", "station": "station-1", "region": "north", "window_start": T0,
+                "window_end": T0 + 10_000, "n": n, "temperature_sum": total, "temperature_min": 1.0,
+                "temperature_max": 2.0}
+    out = pipeline.final_versions(kafka_records([agg(2, 3.0), agg(5, 8.0), agg(5, 8.0), agg(3, 4.0)])).collect()
+    assert [(r.n, r.temperature_sum) for r in out] == [(5, 8.0)]
+    assert tuple(out[0].asDict()) == pipeline.SINK_COLUMNS
+
+
+def test_no_pipeline_stage_reads_what_it_writes():
+    from kafka_patterns.jobs import base
+
+    for job in scenario.JOBS:
+        assert not set(base.input_topics(job)) & set(base.output_topics(job)), job
+
+
+def test_python_windows_and_gaps():
+    rs = [Reading("r", "s", "station-1", i, t, 50.0, T0 + ms) for i, (t, ms) in
+          enumerate([(1.0, 0), (2.0, 9_999), (4.0, 10_000)])]
+    want = scenario.expected_windows(rs)
+    assert want == {("station-1", T0): (2, 3.0), ("station-1", T0 + 10_000): (1, 4.0)}
+    assert scenario.window_gaps(want, {("station-1", T0): (1, 1.0), ("x", 0): (2, 0.0)}) == (2, 2)
