@@ -49,17 +49,13 @@ def main(argv: list[str] | None = None) -> int:
         measurements = runner.run_cells(cells, run)
     finally:
         topics.delete(topics.leftovers(run))
-    from bench import spark_perf
-
-    spark_perf.session().stop()  # the jobs of part 3 run as their own processes
     results = {"started": stamp, "quick": a.quick, "host": host(),
                "grid": {"main": [asdict(c) for c in g.main], "counts": [asdict(c) for c in g.counts],
                         "partitions": [asdict(c) for c in g.partitions]},
                "measurements": measurements}
     if not a.no_pipeline:
         raw = report.find(measurements, "consume", "spark", **results["grid"]["main"][0])
-        burst = g.pipeline_rate * g.pipeline_seconds * 2
-        results["pipeline"] = pipeline.run_all(g.pipeline_rate, g.pipeline_seconds, burst,
+        results["pipeline"] = pipeline.run_all(g.pipeline_rate, g.pipeline_seconds, g.pipeline_burst,
                                                raw and raw["records_per_s"])
     results["seconds"] = time.monotonic() - t0
     pngs = plots.write(results, a.out, stamp)

@@ -1,21 +1,25 @@
-"""Part 3: Spark jobs end to end. A job runs as its own process (scenarios.base.spawn_job)
-from the end of its input topic with a fresh checkpoint; readings stamped with the
-wall clock as event time are fed at a fixed rate, and each sink row's arrival is seen
-by polling the sink table (id > last seen): latency = arrival - event time. Then a
-burst is produced as fast as possible and the time until the sink holds all of it
-gives the sustained records/s reaching the sink.
+"""Part 3: Spark jobs end to end. The jobs run continuously (their main(), like
+scenarios.base.run_job but unbounded, in this process, on the Spark session the
+consume measurements already warmed) from the end of their input topics with fresh
+checkpoints. Readings stamped with the wall clock as event time are fed at a fixed
+rate while the sink's count of the run's records is polled: the k-th record counts as
+arrived when the sink first holds k of them, and its latency is that moment minus its
+event time. Then a burst is produced as fast as possible; the time until the sink
+holds all of it gives the records/s reaching the sink.
 
-Only jobs whose module exists are measured; the others are reported "not available".
-The pipes-and-filters job (kafka_patterns.jobs.pipeline) writes windowed aggregates, not
-one row per record, so it has no per-record sink latency: it is reported as not
-available until a per-record measurement exists for it."""
+- pipes and filters: the four pipeline stages at once (clean -> enrich -> aggregate ->
+  sink); records in the sink = sum of the window counts (station_aggregates.n).
+- exactly-once: the exactly-once job; records in the sink = its rows.
+A target whose job modules do not exist is reported "not available"."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import shutil
 import threading
 import time
+from dataclasses import dataclass
 
 from bench import stats
 from bench.runner import progress
@@ -25,48 +29,101 @@ from kafka_patterns.scenarios import base
 
 TRIGGER_SECONDS = "0.5"
 WARMUP = 20
+POLL_SECONDS = 0.2
 
 
-def available(job: str) -> str | None:
-    """None when the job can be measured, else why not."""
-    spec = catalogue.jobs().get(job)
-    if spec is None:
-        return f"no catalogue job {job!r}"
-    if importlib.util.find_spec(spec["module"]) is None:
-        return f"{spec['module']} does not exist yet"
+@dataclass(frozen=True)
+class Target:
+    name: str
+    jobs: tuple[str, ...]  # the first job reads the topic the readings are fed to
+    count: str  # SQL expression: the records a sink table's rows stand for
+
+    @property
+    def table(self) -> str:
+        return base.output_table(self.jobs[-1])
+
+    @property
+    def count_sql(self) -> str:
+        return f"SELECT {self.count} FROM {self.table} WHERE run = %s"
+
+
+TARGETS = (
+    Target("pipes-and-filters", ("pipeline-clean", "pipeline-enrich", "pipeline-aggregate", "pipeline-sink"),
+           "coalesce(sum(n), 0)"),  # one row per station window, n readings each
+    Target("exactly-once", ("exactly-once",), "count(*)"),
+)
+
+
+def unavailable(target: Target) -> str | None:
+    """None when the target can be measured, else why not."""
+    for job in target.jobs:
+        spec = catalogue.jobs().get(job)
+        if spec is None:
+            return f"no catalogue job {job!r}"
+        if importlib.util.find_spec(spec["module"]) is None:
+            return f"{spec['module']} does not exist yet"
     return None
 
 
-class SinkWatcher(threading.Thread):
-    """Polls the sink table for the run's new rows; records (seq, event ms, arrival ms)."""
+def ensure_sink(target: Target) -> None:
+    """The sink table exists before it is polled (the job would create it on start)."""
+    module = importlib.import_module(catalogue.jobs()[target.jobs[-1]]["module"])
+    if hasattr(module, "DDL") and target.jobs[-1].startswith("pipeline"):
+        pg.ensure(module.DDL)
+    else:
+        from kafka_patterns.jobs import one_to_one
 
-    def __init__(self, table: str, run: str, interval: float = 0.2):
+        one_to_one.ensure_table(target.table)
+
+
+class JobThread(threading.Thread):
+    """A catalogue job's main() running continuously in this process; stop() stops its
+    streaming queries (a separate process would spend most of a QUICK run starting a JVM)."""
+
+    def __init__(self, job: str, args: list[str]):
         super().__init__(daemon=True)
-        self.table, self.run_id, self.interval = table, run, interval
-        self.rows: list[tuple[int, float, float]] = []
+        self.job, self.args, self.error = job, args, None
+
+    def run(self) -> None:
+        try:
+            importlib.import_module(catalogue.jobs()[self.job]["module"]).main(self.args)
+        except Exception as e:
+            self.error = e
+
+    def stop(self) -> None:
+        from kafka_patterns import spark
+
+        for q in spark.session("bench").streams.active:
+            if q.name and q.name.startswith(f"{self.job}-"):
+                q.stop()
+        self.join(timeout=60)
+
+
+class SinkWatcher(threading.Thread):
+    """Polls the run's record count in the sink: timeline of (wall ms, count)."""
+
+    def __init__(self, count_sql: str, run: str):
+        super().__init__(daemon=True)
+        self.sql, self.run_id = count_sql, run
+        self.timeline: list[tuple[float, int]] = []
         self.stop = threading.Event()
 
     def run(self) -> None:
-        last = 0
-        sql = (f"SELECT id, seq, extract(epoch FROM event_time) * 1000 FROM {self.table} "
-               "WHERE run = %s AND id > %s ORDER BY id")
         with pg.connect(autocommit=True) as conn:
             while not self.stop.is_set():
-                new = conn.execute(sql, (self.run_id, last)).fetchall()
-                now = time.time() * 1000
-                for row_id, seq, event_ms in new:
-                    self.rows.append((seq, float(event_ms), now))
-                    last = max(last, row_id)
-                self.stop.wait(self.interval)
+                n = int(conn.execute(self.sql, (self.run_id,)).fetchone()[0])
+                self.timeline.append((time.time() * 1000, n))
+                self.stop.wait(POLL_SECONDS)
 
-    def count_from(self, seq: int) -> int:
-        return sum(1 for s, _, _ in list(self.rows) if s >= seq)
+    def count(self) -> int:
+        return self.timeline[-1][1] if self.timeline else 0
 
 
-def feed(topic: str, run: str, seq0: int, count: int, rate: float | None) -> float:
-    """Readings with event time = send time; paced at `rate` (None: as fast as possible).
-    Returns the seconds it took to have them all acknowledged."""
+def feed(topic: str, run: str, seq0: int, count: int, rate: float | None) -> list[float]:
+    """Readings with event time = send time (20 sensors, 4 stations), paced at `rate`
+    (None: as fast as possible), all acknowledged; returns their event times (ms)."""
     producer = clients.producer()
+    sent: list[float] = []
     t0 = time.monotonic()
     for i in range(count):
         if rate:
@@ -74,77 +131,84 @@ def feed(topic: str, run: str, seq0: int, count: int, rate: float | None) -> flo
             if ahead > 0:
                 time.sleep(ahead)  # pacing to the fixed input rate
         n = (seq0 + i) % 20
-        r = Reading(run, f"sensor-{n:02d}", station_of(n, 4), seq0 + i, 20.0, 50.0, int(time.time() * 1000))
+        ts = int(time.time() * 1000)
+        r = Reading(run, f"sensor-{n:02d}", station_of(n, 4), seq0 + i, 20.0, 50.0, ts)
         while True:
             try:
                 producer.produce(topic, key=r.sensor, value=r.to_json())
                 break
             except BufferError:
                 producer.poll(0.01)
+        sent.append(ts)
         producer.poll(0)
     if producer.flush(60):
         raise RuntimeError(f"readings to {topic} not acknowledged within 60 s")
-    return time.monotonic() - t0
+    return sent
 
 
-def measure_job(job: str, rate: int, seconds: int, burst: int) -> dict:
-    from kafka_patterns.jobs import one_to_one
-
-    topic, table = base.input_topics(job)[0], base.output_table(job)
-    one_to_one.ensure_table(table)
+def measure(target: Target, rate: int, seconds: int, burst: int) -> dict:
     run = "bench" + base.new_run()
-    starting = base.end_offsets([topic])
-    log = base.checkpoint(job, run).parent / f"{job}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    proc = base.spawn_job(job, base.job_args(job, run, starting, "--trigger-seconds", TRIGGER_SECONDS,
-                                             bounded=False), log)
-    watcher = SinkWatcher(table, run)
+    ensure_sink(target)
+    first = {job: base.input_topics(job)[0] for job in target.jobs}
+    starting = base.end_offsets(sorted(set(first.values())))
+    threads = [JobThread(job, base.job_args(job, run, {first[job]: starting[first[job]]},
+                                            "--trigger-seconds", TRIGGER_SECONDS, bounded=False))
+               for job in target.jobs]
+    watcher = SinkWatcher(target.count_sql, run)
+    topic = first[target.jobs[0]]
+
+    def wait_for(total: int, timeout: float, what: str) -> None:
+        clients.wait_until(lambda: watcher.count() >= total or not all(t.is_alive() for t in threads), timeout,
+                           POLL_SECONDS, f"{target.name}: {what}")
+        dead = [t for t in threads if not t.is_alive()]
+        if dead:
+            raise RuntimeError(f"{dead[0].job} stopped: {dead[0].error}")
+
+    for t in threads:
+        t.start()
     watcher.start()
     try:
-        progress(f"{job}: started (trigger {TRIGGER_SECONDS} s); waiting for {WARMUP} warm-up readings in {table}")
+        progress(f"{target.name}: {len(threads)} job(s) started (trigger {TRIGGER_SECONDS} s); "
+                 f"waiting for {WARMUP} warm-up readings in the sink")
         feed(topic, run, 0, WARMUP, None)
-        clients.wait_until(lambda: watcher.count_from(0) >= WARMUP or proc.poll() is not None, 180, 0.5,
-                           f"{job} to write its warm-up rows (log: {log})")
-        if proc.poll() is not None:
-            raise RuntimeError(f"{job} exited {proc.returncode}; its log: {log}")
+        wait_for(WARMUP, 180, "warm-up readings in the sink")
         n = rate * seconds
-        progress(f"{job}: feeding {n:,} readings at {rate:,}/s for {seconds} s")
-        feed(topic, run, WARMUP, n, rate)
-        clients.wait_until(lambda: watcher.count_from(WARMUP) >= n, 120, 0.5, f"{job} to write {n} rows")
-        steady = [(s, e, a) for s, e, a in list(watcher.rows) if WARMUP <= s < WARMUP + n]
-        latencies = [a - e for _, e, a in steady]
-        span = (max(a for _, _, a in steady) - min(e for _, e, _ in steady)) / 1000
-        progress(f"{job}: burst of {burst:,} readings as fast as possible")
-        seq0 = WARMUP + n
+        progress(f"{target.name}: feeding {n:,} readings at {rate:,}/s for {seconds} s")
+        sent = feed(topic, run, WARMUP, n, rate)
+        # The burst follows at once (the fixed-rate readings were sent before it, so their
+        # arrivals are not delayed by it); waiting for them first would double the wait.
+        progress(f"{target.name}: burst of {burst:,} readings as fast as possible")
         t0 = time.monotonic()
-        feed(topic, run, seq0, burst, None)
-        clients.wait_until(lambda: watcher.count_from(seq0) >= burst, 300, 0.2, f"{job} to write the burst")
+        feed(topic, run, WARMUP + n, burst, None)
+        wait_for(WARMUP + n + burst, 300, "every reading in the sink")
         drain = time.monotonic() - t0
+        latencies = stats.arrival_latencies(sent, WARMUP, list(watcher.timeline))
     finally:
         watcher.stop.set()
-        base.hard_kill(proc)
-        shutil.rmtree(base.checkpoint(job, run).parent, ignore_errors=True)
-    return {"job": job, "available": True, "input_rate": rate, "fed_seconds": seconds,
-            "steady_records": len(steady), "steady_sink_records_per_s": stats.rate(len(steady), span),
-            "latency_p50_ms": stats.percentile(latencies, 50), "latency_p99_ms": stats.percentile(latencies, 99),
-            "burst_records": burst, "sink_records_per_s": stats.rate(burst, drain),
-            "note": f"sink rec/s = burst of {burst:,} drained; latency at {rate:,}/s, trigger {TRIGGER_SECONDS} s, "
-                    "sink polled every 0.2 s"}
+        for t in threads:
+            t.stop()
+        shutil.rmtree(base.checkpoint(target.jobs[0], run).parent, ignore_errors=True)
+        with pg.connect(autocommit=True) as conn:  # the bench's rows are not the patterns' data
+            conn.execute(f"DELETE FROM {target.table} WHERE run = %s", (run,))
+    return {"job": target.name, "jobs": list(target.jobs), "available": True, "input_rate": rate,
+            "fed_seconds": seconds, "latency_p50_ms": stats.percentile(latencies, 50),
+            "latency_p99_ms": stats.percentile(latencies, 99), "burst_records": burst,
+            "sink_records_per_s": stats.rate(burst, drain),
+            "note": f"sink rec/s: burst of {burst:,} drained (one e2e latency included); "
+                    f"trigger {TRIGGER_SECONDS} s"}
 
 
 def run_all(rate: int, seconds: int, burst: int, raw_consume: float | None) -> list[dict]:
     out = []
-    for job in ("pipeline-sink", "exactly-once"):
-        reason = available(job)
-        if reason is None and job.startswith("pipeline"):
-            reason = "the pipeline sink writes windowed aggregates: no per-record sink measurement yet"
+    for target in TARGETS:
+        reason = unavailable(target)
         if reason:
-            progress(f"{job}: not available ({reason})")
-            out.append({"job": job, "available": False, "reason": reason})
+            progress(f"{target.name}: not available ({reason})")
+            out.append({"job": target.name, "available": False, "reason": reason})
             continue
         try:
-            out.append({**measure_job(job, rate, seconds, burst), "raw_consume_records_per_s": raw_consume})
-        except Exception as e:
-            progress(f"{job}: failed: {e}")
-            out.append({"job": job, "available": False, "reason": f"failed: {e}"[:300]})
+            out.append({**measure(target, rate, seconds, burst), "raw_consume_records_per_s": raw_consume})
+        except Exception as e:  # one target failing must not lose the other figures
+            progress(f"{target.name}: failed: {e}")
+            out.append({"job": target.name, "available": False, "reason": f"failed: {e}"[:300]})
     return out

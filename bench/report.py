@@ -126,7 +126,8 @@ def markdown(results: dict, plots: list[str]) -> str:
             f"Host: {h['cpus']} CPUs, {h['platform']}; Kafka {h['kafka']}, Spark {h['spark']}, "
             f"confluent-kafka {h['confluent_kafka']}. Run took {results['seconds']:.0f} s. Every figure is "
             "measured in this run; ratios are figure / baseline. Java = Kafka's ProducerPerformance / "
-            "ConsumerPerformance (unthrottled, default batching); each producer writes `count` records into the "
+            "ConsumerPerformance (unthrottled; both producers batch alike: linger.ms=5, "
+            "batch.size=1000000); each producer writes `count` records into the "
             "cell's topic, each consumer reads all of them.\n")
     imgs = "\n".join(f"![{Path(p).stem}]({Path(p).name})" for p in plots)
     return f"{head}\n{tables(results, 'github')}\n\n{imgs}\n"

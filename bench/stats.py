@@ -45,3 +45,19 @@ def fmt(value: float | None, digits: int = 0) -> str:
 
 def fmt_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
+
+
+def arrival_latencies(sent_ms: Sequence[float], offset: int, timeline: Sequence[tuple[float, int]]) -> list[float]:
+    """Latency of each sent record when only the sink's record count is observable:
+    record k (0-based, `offset` records of the run were in the sink before) has arrived
+    at the first poll where the count reaches offset + k + 1. timeline = [(wall ms,
+    count)] in poll order. Records never reached are left out."""
+    out, i = [], 0
+    for k, sent in enumerate(sent_ms):
+        need = offset + k + 1
+        while i < len(timeline) and timeline[i][1] < need:
+            i += 1
+        if i == len(timeline):
+            break
+        out.append(timeline[i][0] - sent)
+    return out

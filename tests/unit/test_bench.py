@@ -113,3 +113,12 @@ def test_summary_text_has_every_section_with_rows():
     text = report.tables(_results(), "simple")
     assert "Produce" in text and "Durability" in text and "Pipeline" in text
     assert "Growth with partitions" not in text  # no cells on that axis: no empty table
+
+
+def test_arrival_latency_is_when_the_sink_count_first_covers_the_record():
+    # 2 records of the run were in the sink before; the 3 measured ones were sent at 0, 10, 20 ms.
+    timeline = [(5.0, 2), (50.0, 3), (80.0, 3), (100.0, 5)]
+    assert stats.arrival_latencies([0.0, 10.0, 20.0], 2, timeline) == [50.0, 90.0, 80.0]
+    # A record the sink never reached is left out, not counted as zero.
+    assert stats.arrival_latencies([0.0, 10.0], 0, [(30.0, 1)]) == [30.0]
+    assert stats.arrival_latencies([0.0], 0, []) == []
