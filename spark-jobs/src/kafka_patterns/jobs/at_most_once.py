@@ -3,13 +3,14 @@ retries) and the consumer commits each batch's offsets BEFORE processing it. A
 consumer that dies between the commit and the processing never sees that batch
 again: records can be lost (counted), never duplicated.
 
-    python -m kafka_patterns.jobs.at_most_once [--group G] [--max-idle-seconds S]
+    python -m kafka_patterns.jobs.at_most_once [--group G] [--max-idle-seconds S] [--work-seconds S]
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 
 from confluent_kafka import Message
 
@@ -28,7 +29,10 @@ def rows(msgs: list[Message]) -> list[tuple[str, str, int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = client.parser(JOB, __doc__).parse_args(argv)
+    p = client.parser(JOB, __doc__)
+    p.add_argument("--work-seconds", type=float, default=0.0,
+                   help="simulated processing time per batch, after its commit (lets the fault tests kill it there)")
+    args = p.parse_args(argv)
     pg.ensure(DDL)
     consumer = client.group_consumer(args)
     consumer.subscribe(base.input_topics(JOB))
@@ -42,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         commits += 1
         if commits == crash_after:
             os._exit(137)
+        if args.work_seconds:
+            time.sleep(args.work_seconds)  # the batch's "processing": committed, not yet written
         with pg.connect() as conn:
             pg.insert_rows(conn, TABLE, ("run", "sensor", "seq"), rows(msgs))
 

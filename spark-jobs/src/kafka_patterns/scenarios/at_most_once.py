@@ -24,7 +24,9 @@ def seed_group(group: str, topic: str, offsets: dict[int, int]) -> None:
 
 
 @base.timed
-def run(records: int = 5_000, crash_after_commit: int = 3) -> base.Outcome:
+def run(records: int = 5_000, crash_after_commit: int = 3, sigkills: int = 0) -> base.Outcome:
+    """sigkills > 0 (the fault test): after the restart, the consumer is also SIGKILLed
+    from outside that many times while it processes, and restarted each time."""
     job = JOBS[0]
     topic = base.input_topics(job)[0]
     run_id = base.new_run()
@@ -38,12 +40,25 @@ def run(records: int = 5_000, crash_after_commit: int = 3) -> base.Outcome:
     rc = crashed.wait(timeout=90)
     base.progress(f"{KEY}: consumer crashed after commit {crash_after_commit}, before processing (exit {rc}); "
                   "restarting from the committed offsets")
+    count_sql = f"SELECT count(*) FROM {at_most_once.TABLE} WHERE run = %s"
+    kill_points = []
+    for k in range(sigkills):
+        before = pg.query(count_sql, (run_id,))[0][0]
+        proc = base.spawn_job(job, [*args, "--batch", "50", "--work-seconds", "0.1"])
+        try:
+            n = base.wait_for_rows(count_sql, (run_id,), before + 50, 60, f"{job} to process more")
+        finally:
+            base.hard_kill(proc)
+        kill_points.append(n)
+        base.progress(f"{KEY}: consumer SIGKILLed while processing ({k + 1}/{sigkills}) at {n} rows; restarting")
     base.spawn_job(job, args).wait(timeout=120)
     received = [tuple(r) for r in pg.query(f"SELECT sensor, seq FROM {at_most_once.TABLE} WHERE run = %s ORDER BY id",
                                            (run_id,))]
     # acks=0: every send "succeeds" locally; what was sent is what the producer handed over.
     d = account(produced.acked, received, order="per-key")
-    return base.Outcome(KEY, JOBS, d, base.promise(job), len(produced.acked), len(received),
-                        checks={"the consumer crashed once between commit and processing": rc == 137,
-                                "no record delivered twice": d.duplicated == 0},
+    checks = {"the consumer crashed once between commit and processing": rc == 137,
+              "no record delivered twice": d.duplicated == 0}
+    if sigkills:
+        checks[f"SIGKILLed {sigkills} times while processing"] = len(kill_points) == sigkills
+    return base.Outcome(KEY, JOBS, d, base.promise(job), len(produced.acked), len(received), checks=checks,
                         notes=[f"{d.lost} records lost to the crash after commit {crash_after_commit} (at-most-once)"])
