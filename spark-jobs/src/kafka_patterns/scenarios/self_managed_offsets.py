@@ -63,18 +63,23 @@ def run(records: int = 4_000, kills: int = 2) -> base.Outcome:
     total = sum(end.values()) - sum(starting.values())
     args = ["--consumer", name, "--from-offsets", json.dumps(starting), "--until-offsets", json.dumps(end),
             "--batch", "50", "--work-seconds", "0.1"]
-    progress_sql = "SELECT COALESCE(sum(next_offset), 0) FROM consumer_offsets WHERE consumer = %s"
+    def progress() -> int:
+        """Records of the range behind the stored offsets (partitions not stored yet: 0)."""
+        stored = job_module.stored_offsets(name, topic)
+        return sum(stored.get(p, o) - o for p, o in starting.items())
+
     notes, kill_points = [], []
     for k in range(kills):
-        before = max(pg.query(progress_sql, (name,))[0][0], sum(starting.values()))
-        step = max(1, (sum(end.values()) - before) // (kills + 1 - k))
+        before = progress()
+        step = max(1, (total - before) // (kills + 1 - k))
         proc = base.spawn_job(job, args)
         try:
-            at = base.wait_for_rows(progress_sql, (name,), before + step, 60, f"{job} to store more offsets")
+            at = clients.wait_until(lambda b=before + step: (n := progress()) >= b and n, 60, interval=0.2,
+                                    what=f"{job} to store more offsets")
         finally:
             base.hard_kill(proc)
-        kill_points.append(at - sum(starting.values()))
-        notes.append(f"SIGKILL at {kill_points[-1]}/{total}")
+        kill_points.append(at)
+        notes.append(f"SIGKILL at {at}/{total}")
         base.progress(f"{KEY}: consumer {notes[-1]} ({k + 1}/{kills}); restarting from the offsets in PostgreSQL")
     final = base.spawn_job(job, [*args, "--max-idle-seconds", "10"])
     rc = final.wait(timeout=120)
