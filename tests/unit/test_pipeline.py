@@ -82,3 +82,11 @@ def test_python_windows_and_gaps():
     want = scenario.expected_windows(rs)
     assert want == {("station-1", T0): (2, 3.0), ("station-1", T0 + 10_000): (1, 4.0)}
     assert scenario.window_gaps(want, {("station-1", T0): (1, 1.0), ("x", 0): (2, 0.0)}) == (2, 2)
+
+
+def test_a_duplicated_reading_counts_once_in_its_window(kafka_records):
+    values = [reading(1, ts=T0, temperature=10.0), reading(1, ts=T0, temperature=10.0),
+              reading(2, ts=T0 + 1, temperature=4.0)]
+    out = pipeline.aggregate(pipeline.parse_enriched(enriched_records(kafka_records, values)), "agg.t").collect()
+    v = json.loads(out[0].value)
+    assert (len(out), v["n"], v["temperature_sum"], v["temperature_min"]) == (1, 2, 14.0, 4.0)

@@ -16,10 +16,12 @@ decouple them (each can stop, restart or scale on its own).
 Guarantees: no stage loses a record (Spark checkpoints the offsets a stage has read
 only after its output is written). The Kafka sinks of the three stages are
 at-least-once: a replayed micro-batch is written twice, duplicates are counted. The
-aggregate stage emits the current value of a window (update mode), so a window has
-several versions downstream; the sink keeps the one with the highest count per
-(run, station, window) by an upsert that never lowers a count: replays and
-duplicates are idempotent, the PostgreSQL result is exactly-once. Events later than
+aggregate stage absorbs them: it aggregates the set of distinct readings (sensor,
+seq) of a window, so a reading delivered twice counts once. It emits the current
+value of a window (update mode), so a window has several versions downstream; the
+sink keeps the one with the highest count per (run, station, window) by an upsert
+that never lowers a count: replays and duplicates are idempotent, the PostgreSQL
+result is exactly-once. Events later than
 the watermark are dropped by the aggregate stage (the pipeline scenario has none;
 the time-semantics pattern shows and counts them).
 """
@@ -119,17 +121,23 @@ def parse_enriched(records: DataFrame) -> DataFrame:
 
 def aggregate(enriched: DataFrame, topic: str) -> DataFrame:
     """Enriched readings -> per (run, station, region, event-time window) count, sum,
-    min and max, as Kafka sink rows keyed by run|station|window start (pure; streaming:
-    watermark on event time, late events beyond it dropped)."""
+    min and max of the distinct readings (a duplicate from upstream counts once), as
+    Kafka sink rows keyed by run|station|window start (pure; streaming: watermark on
+    event time, late events beyond it dropped)."""
     with_time = enriched.withColumn("event_time", spark.event_time(F.col("ts"))).withWatermark("event_time",
                                                                                                WATERMARK)
+    # A set of (sensor, seq, temperature) per window, not a running count: a reading the
+    # at-least-once stages upstream delivered twice is the same set element, so it
+    # counts once (state grows with the readings of an open window; the watermark drops it).
     agg = with_time.groupBy(F.window("event_time", WINDOW).alias("w"), "run", "station", "region").agg(
-        F.count(F.lit(1)).alias("n"), F.sum("temperature").alias("temperature_sum"),
-        F.min("temperature").alias("temperature_min"), F.max("temperature").alias("temperature_max"))
+        F.collect_set(F.struct("sensor", "seq", "temperature")).alias("readings"))
+    temps = F.transform("readings", lambda x: x["temperature"])
     rows = agg.select(*[F.col(c) for c in ("run", "station", "region")],
                       (F.unix_micros(F.col("w.start")) / 1000).cast("long").alias("window_start"),
                       (F.unix_micros(F.col("w.end")) / 1000).cast("long").alias("window_end"),
-                      "n", "temperature_sum", "temperature_min", "temperature_max")
+                      F.size("readings").cast("long").alias("n"),
+                      F.aggregate(temps, F.lit(0.0), lambda acc, t: acc + t).alias("temperature_sum"),
+                      F.array_min(temps).alias("temperature_min"), F.array_max(temps).alias("temperature_max"))
     return rows.select(F.lit(topic).alias("topic"),
                        F.concat_ws("|", "run", "station", F.col("window_start").cast("string")).alias("key"),
                        F.to_json(F.struct(*AGG_FIELDS)).alias("value"))
@@ -172,7 +180,14 @@ def main(argv: list[str] | None = None) -> int:
     if stage == "clean":
         deadletter = next(t for t in outputs if "deadletter" in t)
         cleaned = next(t for t in outputs if t != deadletter)
-        query = kafka_writer(clean(spark.parse_readings(records), cleaned, deadletter), job, args)
+        checkpoint = base.checkpoint_dir(job, args)
+
+        def write_clean(batch_df, batch_id: int) -> None:
+            clean(spark.parse_readings(batch_df), cleaned, deadletter).write.format("kafka").options(
+                **spark.kafka_options()).save()
+            base.crash_after_write_if_asked(checkpoint, batch_id)  # fault tests only
+
+        query = base.start(records.writeStream.foreachBatch(write_clean), job, args)
     elif stage == "enrich":
         profiles_topic, out_topic = inputs[1], outputs[0]
 

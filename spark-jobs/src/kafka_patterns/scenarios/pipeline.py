@@ -12,6 +12,7 @@ upsert must absorb it). Duplicates between stages are reported in the notes."""
 from __future__ import annotations
 
 import json
+import subprocess
 from collections import defaultdict
 
 from kafka_patterns import clients, generator, pg, readings
@@ -64,8 +65,46 @@ def produce_profiles_and_malformed(run: str, malformed: int) -> list[str]:
     return keys
 
 
+def clean_with_kills(run_id: str, starting: dict, cleaned: str, kills: int, total: int,
+                     timeout: float = 90) -> list[str]:
+    """Run the clean stage as its own process and kill it `kills` times mid-stream,
+    each time restarting from its checkpoint: first a crash right after a micro-batch's
+    Kafka write and before its checkpoint commit (KP_CRASH_AFTER_BATCH, the batch is
+    then written again: duplicates downstream), then SIGKILLs once the cleaned topic
+    has grown. The caller drains the stage bounded afterwards."""
+    job = job_name("clean")
+    log = base.checkpoint(job, run_id).parent / f"{job}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    args = base.job_args(job, run_id, starting, "--max-offsets-per-trigger", str(max(50, total // 8)),
+                         "--trigger-seconds", "0.5", bounded=False)
+    done = []
+
+    def written() -> int:
+        return sum(base.end_offsets([cleaned])[cleaned].values())
+
+    for k in range(kills):
+        if k == 0:
+            proc = base.spawn_job(job, args, log, env={"KP_CRASH_AFTER_BATCH": "0"})
+            try:
+                rc = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                base.hard_kill(proc)
+                raise RuntimeError(f"{job} did not crash after batch 0 within {timeout:.0f}s; its log: {log}") from None
+            done.append(f"crash after the Kafka write of batch 0 (exit {rc})")
+        else:
+            before = written()
+            proc = base.spawn_job(job, args, log)
+            try:
+                clients.wait_until(lambda b=before: written() >= b + 50, timeout, what=f"{job} to write more")
+            finally:
+                base.hard_kill(proc)
+            done.append(f"SIGKILL after {written() - before} more records written")
+        base.progress(f"{KEY}: clean stage kill {k + 1}/{kills}: {done[-1]}; restarting from its checkpoint")
+    return done
+
+
 @base.timed
-def run(records: int = 1_500, malformed: int = 30) -> base.Outcome:
+def run(records: int = 1_500, malformed: int = 30, kills: int = 0) -> base.Outcome:
     raw, cleaned = base.input_topics(job_name("clean"))[0], base.input_topics(job_name("enrich"))[0]
     enriched, aggregated = base.input_topics(job_name("aggregate"))[0], base.input_topics(job_name("sink"))[0]
     deadletter = next(t for t in base.output_topics(job_name("clean")) if "deadletter" in t)
@@ -75,9 +114,12 @@ def run(records: int = 1_500, malformed: int = 30) -> base.Outcome:
                   f"records to {raw}")
     bad_keys = produce_profiles_and_malformed(run_id, malformed)
     produced = generator.produce(raw, records, run=run_id)
+    kills_done = []
     for stage, topic in zip(STAGES, (raw, cleaned, enriched, aggregated), strict=True):
         outputs = ", ".join(base.catalogue.jobs()[job_name(stage)]["outputs"])
         base.progress(f"{KEY}: stage {stage}: {topic} -> {outputs}")
+        if stage == "clean" and kills:
+            kills_done = clean_with_kills(run_id, {topic: start[topic]}, cleaned, kills, records)
         base.run_job(job_name(stage), run_id, {topic: start[topic]})
 
     # Dead letters: exactly the malformed records, each with a reason.
@@ -93,6 +135,9 @@ def run(records: int = 1_500, malformed: int = 30) -> base.Outcome:
             enriched_ids.append((v["sensor"], v["seq"]))
             unprofiled += v.get("name") != want_profiles.get(v["station"], {}).get("name")
     stage_d = account(produced.acked, enriched_ids, order="none")
+    cleaned_ids = [(r.sensor, r.seq) for m in read_records({cleaned: start[cleaned]})
+                   if (r := readings.parse(m.value())[0]) is not None and r.run == run_id]
+    cleaned_d = account(produced.acked, cleaned_ids, order="none")
     # The sink: window aggregates against Python's.
     got = {(s, w): (n, t) for s, w, n, t in pg.query(
         f"SELECT station, window_start, n, temperature_sum FROM {base.output_table(job_name('sink'))} "
@@ -106,13 +151,18 @@ def run(records: int = 1_500, malformed: int = 30) -> base.Outcome:
         "window sums = Python's": all(abs(got[k][1] - want[k][1]) < 1e-6 for k in want if k in got),
         "every malformed record dead-lettered with a reason": set(reasons) == set(bad_keys) and all(reasons.values()),
         "every enriched reading carries its station's profile": unprofiled == 0 and stage_d.lost == 0,
+        "cleaned topic: every valid reading": cleaned_d.lost == 0,
         "no stage reads the topic it writes": all(
             not set(base.input_topics(j)) & set(base.output_topics(j)) for j in JOBS),
     }
     notes = [f"dead letters: {len(dead)} for {malformed} malformed (reasons: "
              f"{', '.join(sorted(set(filter(None, reasons.values()))))})",
+             f"cleaned topic: {len(cleaned_ids)} records, {cleaned_d.lost} lost, {cleaned_d.duplicated} duplicated",
              f"enriched topic: {len(enriched_ids)} records, {stage_d.lost} lost, {stage_d.duplicated} duplicated "
              "(at-least-once stage)",
-             f"sink: {len(got)} station windows holding {accounted} readings"]
+             f"sink: {len(got)} station windows holding {accounted} readings",
+             *[f"clean stage kill {i + 1}: {k}" for i, k in enumerate(kills_done)]]
+    if kills:
+        checks[f"clean stage killed {kills} times and restarted"] = len(kills_done) == kills
     return base.Outcome(KEY, JOBS, delivery, base.promise(job_name("sink")), records_in=len(produced.acked),
                         records_out=accounted, checks=checks, notes=notes)
