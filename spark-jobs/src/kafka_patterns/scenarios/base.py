@@ -142,6 +142,7 @@ def run_with_kills(job: str, run: str, starting: dict[str, dict[int, int]], kill
             except subprocess.TimeoutExpired:
                 hard_kill(proc)
                 raise RuntimeError(f"{job} did not reach batch 2 within {timeout:.0f}s; its log: {log}") from None
+            hard_kill(proc)  # the crashed Python leaves its JVM behind, still in the group
             n = pg.query(count_sql, (run,))[0][0]
             kills_done.append(f"crash after sink write of batch 2 (exit {rc}) at {n}/{total} rows")
         else:
