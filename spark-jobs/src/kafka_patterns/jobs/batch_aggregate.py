@@ -109,13 +109,14 @@ def run_once(args: argparse.Namespace) -> dict:
     topics = base.input_topics(JOB)
     ledger_key = args.ledger_key or JOB
     pg.ensure(*DDL)
-    ends = parse_offsets(args.ending_offsets) or current_ends(topics)
     with pg.connect() as conn:
         conn.execute("INSERT INTO batch_ledgers VALUES (%s) ON CONFLICT DO NOTHING", (ledger_key,))
         conn.commit()
         # Serialise the runs of one ledger key until this run commits or rolls back.
         conn.execute("SELECT 1 FROM batch_ledgers WHERE ledger_key = %s FOR UPDATE", (ledger_key,))
         last_run, stored = stored_ends(conn, ledger_key)
+        # The end is taken under the lock: a run that waited for another one reads on from its end.
+        ends = parse_offsets(args.ending_offsets) or current_ends(topics)
         start, end = plan_range(stored, parse_offsets(args.starting_offsets), ends)
         if is_empty(start, end):
             log.info("%s: nothing new since run %d (%s): no-op", ledger_key, last_run, json.dumps(end))
