@@ -25,7 +25,7 @@ def host() -> dict:
 
     return {"cpus": os.cpu_count(), "platform": platform.platform(terse=True), "python": platform.python_version(),
             "kafka": versions()["kafka_version"], "spark": pyspark.__version__,
-            "confluent_kafka": confluent_kafka.version()[0]}
+            "confluent_kafka": confluent_kafka.__version__}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,6 +24,7 @@ def _growth(plt, results: dict, axis: str, key: str, path: Path, log_x: bool) ->
                     label=f"{op} {tool}")
     if log_x:
         ax.set_xscale("log")
+        ax.minorticks_off()
     ax.set_xticks([c[key] for c in cells], [f"{c[key]:,}" for c in cells])
     ax.set_xlabel("records per producer" if key == "count" else "partitions")
     ax.set_ylabel("records/s")
