@@ -61,3 +61,14 @@ def arrival_latencies(sent_ms: Sequence[float], offset: int, timeline: Sequence[
             break
         out.append(timeline[i][0] - sent)
     return out
+
+
+def flow_rate(timeline: Sequence[tuple[float, int]], before: int, total: int) -> float | None:
+    """Records/s into the sink once a burst flows: from the first poll showing more than
+    `before` records to the first showing `total` (the records of that first poll
+    excluded). None when the burst landed within one poll or never completed."""
+    first = next(((t, n) for t, n in timeline if n > before), None)
+    done = next((t for t, n in timeline if n >= total), None)
+    if first is None or done is None or done <= first[0]:
+        return None
+    return (total - first[1]) / ((done - first[0]) / 1000)

@@ -106,7 +106,7 @@ def test_tables_put_each_ratio_next_to_its_figures():
     assert growth[0][4] == "2.00x" and growth[0][8] == "0.50x"
     _, pipeline = report.pipeline_table(r)
     assert pipeline[0][1] == "not available"
-    assert pipeline[1][2] == "2,500" and pipeline[1][5] == "0.25x"
+    assert pipeline[1][4] == "2,500" and pipeline[1][5] == "-" and pipeline[1][6] == "0.25x"
 
 
 def test_summary_text_has_every_section_with_rows():
@@ -122,3 +122,10 @@ def test_arrival_latency_is_when_the_sink_count_first_covers_the_record():
     # A record the sink never reached is left out, not counted as zero.
     assert stats.arrival_latencies([0.0, 10.0], 0, [(30.0, 1)]) == [30.0]
     assert stats.arrival_latencies([0.0], 0, []) == []
+
+
+def test_flow_rate_starts_at_the_first_arrival_of_the_burst():
+    timeline = [(0.0, 10), (1000.0, 10), (2000.0, 40), (3000.0, 70), (4000.0, 110)]
+    assert stats.flow_rate(timeline, 10, 110) == 35.0  # (110 - 40) records in 2 s
+    assert stats.flow_rate([(0.0, 10), (500.0, 110)], 10, 110) is None  # all in one poll
+    assert stats.flow_rate(timeline, 10, 500) is None  # never completed
