@@ -131,7 +131,9 @@ def markdown(results: dict, plots: list[str]) -> str:
             "measured in this run; ratios are figure / baseline. Java = Kafka's ProducerPerformance / "
             "ConsumerPerformance (unthrottled; both producers batch alike: linger.ms=5, "
             "batch.size=1000000); each producer writes `count` records into the "
-            "cell's topic, each consumer reads all of them.\n")
+            "cell's topic, each consumer reads all of them. Small counts mostly time client start-up (JVM "
+            "warm-up, idempotent producer id, metadata, Spark job scheduling): the growth tables show how the "
+            "figures settle with more records.\n")
     imgs = "\n".join(f"![{Path(p).stem}]({Path(p).name})" for p in plots)
     return f"{head}\n{tables(results, 'github')}\n\n{imgs}\n"
 
