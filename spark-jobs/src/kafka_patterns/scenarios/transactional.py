@@ -4,7 +4,7 @@ record exactly once, in per-key order."""
 
 from __future__ import annotations
 
-from confluent_kafka import TopicPartition
+from confluent_kafka import KafkaException, TopicPartition
 
 from kafka_patterns import catalogue, clients, generator, readings
 from kafka_patterns.delivery import account
@@ -15,13 +15,18 @@ ORDER = 125
 JOBS = ["exactly-once-copier"]
 
 
-def committed_total(group: str, topic: str) -> int:
-    probe = clients.consumer(group)
-    try:
-        parts = [TopicPartition(topic, p) for p in range(catalogue.topics()[topic].partitions)]
-        return sum(max(tp.offset, 0) for tp in probe.committed(parts, timeout=10))
-    finally:
-        probe.close()
+def committed_total(probe, group: str, topic: str) -> int:
+    """Sum of the group's committed offsets on topic; a timed-out lookup (a busy broker,
+    a coordinator moving) is retried rather than failing the scenario."""
+    parts = [TopicPartition(topic, p) for p in range(catalogue.topics()[topic].partitions)]
+
+    def lookup() -> int | None:
+        try:
+            return sum(max(tp.offset, 0) for tp in probe.committed(parts, timeout=10))
+        except KafkaException as e:
+            base.progress(f"{KEY}: committed offsets of {group} not read ({e}); retrying")
+            return None
+    return clients.wait_until(lookup, 60, interval=0.5, what=f"committed offsets of {group}")
 
 
 def read_committed(topic: str, starting: dict[int, int], run: str, expect: int, timeout: float = 60):
@@ -66,17 +71,24 @@ def run(records: int = 6_000, kills: int = 3) -> base.Outcome:
     # Static membership: a restarted copier takes its partitions back at once.
     args = ["--group", group, "--transactional-id", tid, "--instance-id", tid, "--batch", "100"]
     notes = []
-    for k in range(kills):
-        done = committed_total(group, source) - base_total
-        proc = base.spawn_job(job, args)
-        step = (records - done) // (kills + 1 - k)
-        n = clients.wait_until(lambda d=done, s=step: (c := committed_total(group, source) - base_total) >= d + s
-                               and c, 60, what=f"{job} to commit {step} more")
-        base.hard_kill(proc)
-        notes.append(f"SIGKILL at {n}/{records} committed")
-        base.progress(f"{KEY}: kill {k + 1}/{kills}: {notes[-1]}; restarting (same transactional.id)")
-    proc = base.spawn_job(job, [*args, "--max-idle-seconds", "3"])
-    proc.wait(timeout=120)
+    probe = clients.consumer(group)  # reads the group's committed offsets, never joins it
+    proc = None
+    try:
+        for k in range(kills):
+            done = committed_total(probe, group, source) - base_total
+            proc = base.spawn_job(job, args)
+            step = (records - done) // (kills + 1 - k)
+            n = clients.wait_until(lambda d=done, s=step: (c := committed_total(probe, group, source) - base_total)
+                                   >= d + s and c, 60, what=f"{job} to commit {step} more")
+            base.hard_kill(proc)
+            notes.append(f"SIGKILL at {n}/{records} committed")
+            base.progress(f"{KEY}: kill {k + 1}/{kills}: {notes[-1]}; restarting (same transactional.id)")
+        proc = base.spawn_job(job, [*args, "--max-idle-seconds", "3"])
+        proc.wait(timeout=120)
+    finally:
+        probe.close()
+        if proc is not None and proc.poll() is None:
+            base.hard_kill(proc)
     seen = read_committed(target, start_out, run_id, records)
     d = account(produced.acked, seen, order="per-key")
     return base.Outcome(KEY, JOBS, d, base.promise(job), len(produced.acked), len(seen),
