@@ -27,7 +27,7 @@ class Cell:
 
     @property
     def label(self) -> str:
-        return f"{self.size}B {self.mode} p{self.partitions} n{self.count:g}"
+        return f"{self.size}B {self.mode} p{self.partitions} n{self.count:,}"
 
 
 @dataclass(frozen=True)
