@@ -180,25 +180,12 @@ def main(argv: list[str] | None = None) -> int:
     if stage == "clean":
         deadletter = next(t for t in outputs if "deadletter" in t)
         cleaned = next(t for t in outputs if t != deadletter)
-        checkpoint = base.checkpoint_dir(job, args)
-
-        def write_clean(batch_df, batch_id: int) -> None:
-            clean(spark.parse_readings(batch_df), cleaned, deadletter).write.format("kafka").options(
-                **spark.kafka_options()).save()
-            base.crash_after_write_if_asked(checkpoint, batch_id)  # fault tests only
-
-        query = base.start(records.writeStream.foreachBatch(write_clean), job, args)
+        query = kafka_writer(clean(spark.parse_readings(records), cleaned, deadletter), job, args)
     elif stage == "enrich":
-        profiles_topic, out_topic = inputs[1], outputs[0]
-
-        def write(batch_df, _batch_id: int) -> None:
-            # The profiles as they are now, for every micro-batch (a compacted topic read in full).
-            profiles = latest_profiles(spark.read_batch(session, [profiles_topic])).cache()
-            enrich(spark.valid_readings(batch_df), profiles, out_topic).write.format("kafka").options(
-                **spark.kafka_options()).save()
-            profiles.unpersist()
-
-        query = base.start(records.writeStream.foreachBatch(write), job, args)
+        # Stream-static join: the profile topic is read again (in full, compacted) for
+        # every micro-batch, so each batch joins the profiles as they are then.
+        profiles = latest_profiles(spark.read_batch(session, inputs[1:2]))
+        query = kafka_writer(enrich(spark.valid_readings(records), profiles, outputs[0]), job, args)
     elif stage == "aggregate":
         query = kafka_writer(aggregate(parse_enriched(records), outputs[0]), job, args, mode="update")
     else:

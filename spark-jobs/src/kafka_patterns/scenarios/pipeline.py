@@ -12,7 +12,6 @@ upsert must absorb it). Duplicates between stages are reported in the notes."""
 from __future__ import annotations
 
 import json
-import subprocess
 from collections import defaultdict
 
 from kafka_patterns import clients, generator, pg, readings
@@ -67,11 +66,10 @@ def produce_profiles_and_malformed(run: str, malformed: int) -> list[str]:
 
 def clean_with_kills(run_id: str, starting: dict, cleaned: str, kills: int, total: int,
                      timeout: float = 90) -> list[str]:
-    """Run the clean stage as its own process and kill it `kills` times mid-stream,
-    each time restarting from its checkpoint: first a crash right after a micro-batch's
-    Kafka write and before its checkpoint commit (KP_CRASH_AFTER_BATCH, the batch is
-    then written again: duplicates downstream), then SIGKILLs once the cleaned topic
-    has grown. The caller drains the stage bounded afterwards."""
+    """Run the clean stage as its own process and SIGKILL it `kills` times mid-stream,
+    each time once the cleaned topic has grown, restarting from its checkpoint (a batch
+    written but not committed is written again: duplicates downstream). The caller
+    drains the stage bounded afterwards."""
     job = job_name("clean")
     log = base.checkpoint(job, run_id).parent / f"{job}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -83,22 +81,13 @@ def clean_with_kills(run_id: str, starting: dict, cleaned: str, kills: int, tota
         return sum(base.end_offsets([cleaned])[cleaned].values())
 
     for k in range(kills):
-        if k == 0:
-            proc = base.spawn_job(job, args, log, env={"KP_CRASH_AFTER_BATCH": "0"})
-            try:
-                rc = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                base.hard_kill(proc)
-                raise RuntimeError(f"{job} did not crash after batch 0 within {timeout:.0f}s; its log: {log}") from None
-            done.append(f"crash after the Kafka write of batch 0 (exit {rc})")
-        else:
-            before = written()
-            proc = base.spawn_job(job, args, log)
-            try:
-                clients.wait_until(lambda b=before: written() >= b + 50, timeout, what=f"{job} to write more")
-            finally:
-                base.hard_kill(proc)
-            done.append(f"SIGKILL after {written() - before} more records written")
+        before = written()
+        proc = base.spawn_job(job, args, log)
+        try:
+            clients.wait_until(lambda b=before: written() >= b + 50, timeout, what=f"{job} to write more")
+        finally:
+            base.hard_kill(proc)
+        done.append(f"SIGKILL after {written() - before} more records written")
         base.progress(f"{KEY}: clean stage kill {k + 1}/{kills}: {done[-1]}; restarting from its checkpoint")
     return done
 
