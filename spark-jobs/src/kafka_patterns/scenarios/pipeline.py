@@ -150,6 +150,8 @@ def run(records: int = 1_500, malformed: int = 30, kills: int = 0) -> base.Outco
              f"enriched topic: {len(enriched_ids)} records, {stage_d.lost} lost, {stage_d.duplicated} duplicated "
              "(at-least-once stage)",
              f"sink: {len(got)} station windows holding {accounted} readings",
+             "topic counts include copies written by any other pipeline instance running at the same time "
+             "(e.g. `make bench` runs the four stages continuously); the window aggregates count each reading once",
              *[f"clean stage kill {i + 1}: {k}" for i, k in enumerate(kills_done)]]
     if kills:
         checks[f"clean stage killed {kills} times and restarted"] = len(kills_done) == kills
