@@ -104,7 +104,7 @@ test-faults: setup ## fault injection (jobs and consumers killed mid-stream) aga
 	@$(PYTEST) $(ROOT)/tests/faults
 
 lint: setup ## ruff and ansible-lint
-	@ruff check --config $(ROOT)/spark-jobs/pyproject.toml $(ROOT)/spark-jobs $(ROOT)/tests $(ROOT)/ansible
+	@ruff check --config $(ROOT)/spark-jobs/pyproject.toml $(ROOT)/spark-jobs $(ROOT)/tests $(ROOT)/ansible $(ROOT)/bench $(ROOT)/pulumi $(ROOT)/helm
 	@cd $(ROOT)/ansible && ansible-lint -q playbooks roles
 
 # --- Kubernetes path ---
