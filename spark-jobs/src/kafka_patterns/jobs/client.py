@@ -48,3 +48,30 @@ def poll_loop(consumer: Consumer, handle: Callable[[list[Message]], None], batch
             idle_since = time.monotonic()
         elif max_idle is not None and time.monotonic() - idle_since >= max_idle:
             return
+
+
+def consume_transform_produce(args: argparse.Namespace, source: str,
+                              outputs: Callable[[Message], tuple[str, bytes, list | None]]) -> None:
+    """Read `source` read_committed as a member of args.group and, for each polled batch,
+    produce every record's (topic, value, headers) — same key — and commit the batch's
+    input offsets in ONE Kafka transaction (transactional.id = args.transactional_id).
+    A restarted instance fences the previous one and aborts its open transaction, so a
+    read_committed reader sees each input's output exactly once."""
+    consumer = group_consumer(args, **{"isolation.level": "read_committed"})
+    producer = clients.producer(**{"transactional.id": args.transactional_id})
+    producer.init_transactions()
+    consumer.subscribe([source])
+
+    def in_one_transaction(msgs: list[Message]) -> None:
+        producer.begin_transaction()
+        for m in msgs:
+            topic, value, headers = outputs(m)
+            producer.produce(topic, key=m.key(), value=value, headers=headers)
+        producer.send_offsets_to_transaction(consumer.position(consumer.assignment()),
+                                             consumer.consumer_group_metadata())
+        producer.commit_transaction()
+
+    try:
+        poll_loop(consumer, in_one_transaction, args.batch, args.max_idle_seconds)
+    finally:
+        consumer.close()

@@ -16,7 +16,6 @@ import sys
 
 from confluent_kafka import Message
 
-from kafka_patterns import clients
 from kafka_patterns.jobs import base, client
 
 JOB = "request-reply"
@@ -43,24 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--transactional-id", default=JOB)
     args = p.parse_args(argv)
     (requests,), (replies,) = base.input_topics(JOB), base.output_topics(JOB)
-    consumer = client.group_consumer(args, **{"isolation.level": "read_committed"})
-    producer = clients.producer(**{"transactional.id": args.transactional_id})
-    producer.init_transactions()
-    consumer.subscribe([requests])
 
-    def respond(msgs: list[Message]) -> None:
-        producer.begin_transaction()
-        for m in msgs:
-            topic, headers = reply_headers(m.headers(), replies)
-            producer.produce(topic, key=m.key(), value=answer(m.value()), headers=headers)
-        producer.send_offsets_to_transaction(consumer.position(consumer.assignment()),
-                                             consumer.consumer_group_metadata())
-        producer.commit_transaction()
+    def reply(m: Message) -> tuple[str, bytes, list]:
+        topic, headers = reply_headers(m.headers(), replies)
+        return topic, answer(m.value()), headers
 
-    try:
-        client.poll_loop(consumer, respond, args.batch, args.max_idle_seconds)
-    finally:
-        consumer.close()
+    client.consume_transform_produce(args, requests, reply)
     return 0
 
 

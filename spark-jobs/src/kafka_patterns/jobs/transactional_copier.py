@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import sys
 
-from confluent_kafka import Message
-
-from kafka_patterns import clients
 from kafka_patterns.jobs import base, client
 
 JOB = "exactly-once-copier"
@@ -30,23 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--transactional-id", default=JOB)
     args = p.parse_args(argv)
     (source,), (target,) = base.input_topics(JOB), base.output_topics(JOB)
-    consumer = client.group_consumer(args, **{"isolation.level": "read_committed"})
-    producer = clients.producer(**{"transactional.id": args.transactional_id})
-    producer.init_transactions()  # fences a previous instance and aborts its open transaction
-    consumer.subscribe([source])
-
-    def copy(msgs: list[Message]) -> None:
-        producer.begin_transaction()
-        for m in msgs:
-            producer.produce(target, key=m.key(), value=copy_value(m.value()), headers=m.headers())
-        producer.send_offsets_to_transaction(consumer.position(consumer.assignment()),
-                                             consumer.consumer_group_metadata())
-        producer.commit_transaction()
-
-    try:
-        client.poll_loop(consumer, copy, args.batch, args.max_idle_seconds)
-    finally:
-        consumer.close()
+    client.consume_transform_produce(args, source, lambda m: (target, copy_value(m.value()), m.headers()))
     return 0
 
 
