@@ -39,3 +39,22 @@ def reading(seq: int, sensor: str = "sensor-01", temperature: float = 20.0, run:
     """A valid reading as the generator writes it."""
     return {"run": run, "sensor": sensor, "station": "station-1", "seq": seq, "temperature": temperature,
             "humidity": 50.0, "ts": ts, **extra}
+
+
+class FakeMessage:
+    """A stand-in for confluent_kafka.Message in unit tests of the client jobs."""
+
+    def __init__(self, value: bytes, partition: int = 0, offset: int = 0, delivery_count: int = 1):
+        self._v, self._p, self._o, self._n = value, partition, offset, delivery_count
+
+    def value(self) -> bytes:
+        return self._v
+
+    def partition(self) -> int:
+        return self._p
+
+    def offset(self) -> int:
+        return self._o
+
+    def delivery_count(self) -> int:
+        return self._n

@@ -1,15 +1,8 @@
 """Pure parts of the client jobs."""
 
+from helpers import FakeMessage
 from kafka_patterns.jobs import at_most_once, transactional_copier
 from kafka_patterns.readings import Reading
-
-
-class FakeMessage:
-    def __init__(self, value: bytes):
-        self._value = value
-
-    def value(self) -> bytes:
-        return self._value
 
 
 def test_at_most_once_rows_skip_malformed_values():

@@ -5,27 +5,11 @@ from datetime import UTC, datetime
 
 from confluent_kafka import AcknowledgeType
 
+from helpers import FakeMessage as Msg
 from helpers import reading
 from kafka_patterns.jobs import share_queue as sq
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-class Msg:
-    def __init__(self, value: bytes, partition: int, offset: int, delivery_count: int = 1):
-        self._v, self._p, self._o, self._n = value, partition, offset, delivery_count
-
-    def value(self):
-        return self._v
-
-    def partition(self):
-        return self._p
-
-    def offset(self):
-        return self._o
-
-    def delivery_count(self):
-        return self._n
 
 
 def test_readings_are_accepted_and_malformed_records_rejected():

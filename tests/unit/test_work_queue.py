@@ -4,6 +4,7 @@ bookkeeping that proves each partition had one owner at a time."""
 import json
 from datetime import UTC, datetime, timedelta
 
+from helpers import FakeMessage as Msg
 from helpers import reading
 from kafka_patterns.jobs import work_queue as wq
 
@@ -12,20 +13,6 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 def t(s: float) -> datetime:
     return T0 + timedelta(seconds=s)
-
-
-class Msg:
-    def __init__(self, value: bytes, partition: int, offset: int):
-        self._v, self._p, self._o = value, partition, offset
-
-    def value(self):
-        return self._v
-
-    def partition(self):
-        return self._p
-
-    def offset(self):
-        return self._o
 
 
 def test_work_rows_identify_each_item_and_count_malformed_ones():
