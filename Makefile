@@ -21,10 +21,10 @@ export PYTHONPATH := $(ROOT)/spark-jobs/src
 
 PLAYBOOK := ansible-playbook -i $(INVENTORY)
 
-.PHONY: help setup up down clean status bootstrap demo patterns run test test-unit test-infra test-integration test-faults lint
+.PHONY: help setup up down clean status bootstrap demo patterns run test test-unit test-infra test-integration test-faults test-kube lint
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
 # --- setup ------------------------------------------------------------------
 # Stamps make a second `make setup` a no-op until versions.yml or the setup roles change.
@@ -61,7 +61,9 @@ down: setup ## stop everything `make up` started; data is kept
 	@$(PLAYBOOK) $(ROOT)/ansible/playbooks/stop.yml
 
 clean: ## stop everything and remove the data (the download cache stays)
+	@if [ -x $(PY) ] && [ -d $(ROOT)/.run/kube ]; then $(MAKE) kube-down; fi
 	@if [ -x $(PY) ]; then $(PLAYBOOK) $(ROOT)/ansible/playbooks/stop.yml -e purge_data=true; fi
+	@if [ -x $(PY) ]; then ansible -i $(INVENTORY) 'all[0]' -m ansible.builtin.include_role -a name=host_bridge -e host_bridge_state=absent >/dev/null || { echo "could not delete the project bridge: ip link delete dev kpbr0" >&2; exit 1; }; fi
 	@rm -rf $(ROOT)/.run
 
 status: setup ## nodes and roles, quorum, topics with ISR, Connect plugins, PostgreSQL
@@ -87,7 +89,7 @@ PYTEST := $(PY) -m pytest -c $(ROOT)/tests/pytest.ini --rootdir $(ROOT)
 test: setup ## every test tier; starts the cluster if needed and stops what it started
 	@started=no; \
 	if ! $(PY) -m kafka_patterns.inventory is-up; then $(MAKE) up; started=yes; fi; \
-	rc=0; $(MAKE) -k test-iac test-unit test-infra test-integration test-faults || rc=$$?; \
+	rc=0; $(MAKE) -k test-iac test-unit test-infra test-integration test-faults test-kube || rc=$$?; \
 	if [ $$started = yes ]; then echo "==> stopping the cluster this run started"; $(MAKE) down; fi; \
 	exit $$rc
 
@@ -103,58 +105,87 @@ test-integration: setup ## guarantee tests against the running cluster
 test-faults: setup ## fault injection (jobs and consumers killed mid-stream) against the running cluster
 	@$(PYTEST) $(ROOT)/tests/faults
 
+# The Kubernetes tier needs the local cluster (make up): its pods use that Kafka and
+# PostgreSQL. It starts the local Kubernetes when it is down and stops what it started.
+test-kube: setup ## local Kubernetes: kube-up, image, deploy STACK=local, tests/kube and the live checks
+	@started=no; \
+	if ! $(MAKE) -s kubeconfig >/dev/null 2>&1; then $(MAKE) kube-up; started=yes; fi; \
+	rc=0; { $(MAKE) image && $(MAKE) deploy STACK=local && \
+	  KUBECONFIG=$(KUBE_ADMIN_KUBECONFIG) KP_LIVE_STACK=local $(PYTEST) $(ROOT)/tests/kube $(ROOT)/tests/iac/live; } || rc=$$?; \
+	if [ $$started = yes ]; then echo "==> stopping the local Kubernetes this run started"; $(MAKE) kube-down; fi; \
+	exit $$rc
+
 lint: setup ## ruff and ansible-lint
 	@ruff check --config $(ROOT)/spark-jobs/pyproject.toml $(ROOT)/spark-jobs $(ROOT)/tests $(ROOT)/ansible $(ROOT)/bench $(ROOT)/pulumi $(ROOT)/helm
 	@cd $(ROOT)/ansible && ansible-lint -q playbooks roles
 
 # --- Kubernetes path ---
-# STACK picks pulumi/Pulumi.<stack>.yaml (and so the chart's values-<stack>.yaml).
-STACK ?= dev
+# STACK: dev | prod = a Pulumi stack (pulumi/Pulumi.<stack>.yaml, and so the chart's
+# values-<stack>.yaml) on the cluster of the current kube context; local = the
+# `make kube-up` cluster (always through .run/kube/admin.kubeconfig), deployed with
+# Ansible + helm and values-local.yaml. Unset: local when the current kube context is
+# the local cluster's, or when no context is set and the local cluster exists; dev
+# otherwise (helm/tools/kube_stack.py decides; `make -s kube-stack` prints it).
+STACK ?=
+KUBE_STACK := $(PY) $(ROOT)/helm/tools/kube_stack.py
+# The stack, in a recipe's shell.
+stack_sh = $(or $(STACK),$$($(KUBE_STACK) stack))
+# Quiet: what changes, what fails, and the progress of the waits.
+K8S_PLAYBOOK := ANSIBLE_DISPLAY_OK_HOSTS=false ANSIBLE_DISPLAY_SKIPPED_HOSTS=false $(PLAYBOOK)
 HELM := $(CACHE)/bin/helm
 # The Spark image name the chart uses by default (helm values spark.image.repository).
 SPARK_IMAGE_REPO := $(shell sed -nE 's/^    repository: *([^ #]+).*/\1/p' $(ROOT)/helm/kafka-patterns/values.yaml)
+# Build context of spark-jobs/Dockerfile (spark-jobs/docker/image-context.sh writes it).
 IMAGE_CONTEXT := $(ROOT)/build/image-context
-# Runtime Python deps of the jobs inside the image (versions from versions.yml).
-IMAGE_PY_DEPS := confluent-kafka|psycopg|psycopg-binary|pyyaml|jsonschema
 
-.PHONY: render deploy destroy k8s-status test-iac image
+.PHONY: render deploy destroy k8s-status kube-stack test-iac image
 
 render: setup ## write every object of the chart, per values file, to build/manifests/<values>/
 	@HELM=$(HELM) $(PY) $(ROOT)/helm/tools/render.py --out $(ROOT)/build/manifests
 
-deploy: setup ## Kubernetes path (kube context set): pulumi up STACK=dev|prod, wait for Ready, live checks
-	@$(PLAYBOOK) $(ROOT)/ansible/playbooks/deploy-k8s.yml -e stack=$(STACK)
+deploy: setup ## Kubernetes path: STACK=local (make kube-up cluster, helm) or dev|prod (pulumi up); waits for Ready, live checks
+	@stack=$(stack_sh); echo "==> deploy STACK=$$stack" >&2; \
+	  $(K8S_PLAYBOOK) $(ROOT)/ansible/playbooks/deploy-k8s.yml -e stack=$$stack
 
-destroy: setup ## remove the Kubernetes path stack STACK=dev|prod (data volumes are kept)
-	@$(PLAYBOOK) $(ROOT)/ansible/playbooks/destroy-k8s.yml -e stack=$(STACK)
+destroy: setup ## remove the Kubernetes path stack STACK=local|dev|prod (data volumes are kept)
+	@stack=$(stack_sh); echo "==> destroy STACK=$$stack" >&2; \
+	  $(K8S_PLAYBOOK) $(ROOT)/ansible/playbooks/destroy-k8s.yml -e stack=$$stack
 
-k8s-status: setup ## Kafka, node pools, topics, users, Connect, connectors, Spark apps of STACK
-	@command -v kubectl >/dev/null || { echo "kubectl not found: install kubectl (https://kubernetes.io/docs/tasks/tools/)" >&2; exit 1; }
-	@kubectl config current-context >/dev/null 2>&1 || { echo "no kube context: set KUBECONFIG or run kubectl config use-context <name>" >&2; exit 1; }
-	@ns=$$(sed -nE 's/^  kafka-patterns:namespace: *([^ #]+).*/\1/p' $(ROOT)/pulumi/Pulumi.$(STACK).yaml); \
-	  test -n "$$ns" || { echo "no namespace in pulumi/Pulumi.$(STACK).yaml" >&2; exit 1; }; \
-	  kubectl get kafka,kafkanodepool,kafkatopic,kafkauser,kafkaconnect,kafkaconnector,sparkapplication,scheduledsparkapplication,pods -n "$$ns"
+k8s-status: setup ## operators, Spark apps (state), scheduled apps (last run), pods, volumes of STACK
+	@$(KUBE_STACK) status $(STACK)
+
+kube-stack: setup ## print the stack make deploy/destroy/k8s-status use when STACK is unset (use with make -s)
+	@$(KUBE_STACK) stack
 
 test-iac: setup ## chart render + schema validation, Pulumi mocks, Ansible syntax-check/lint (no cluster)
 	@HELM=$(HELM) $(PYTEST) $(ROOT)/tests/iac
 
-image: setup ## the project Spark image (prints the docker build command when docker is unavailable)
-	@rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)/spark-kafka-jars
-	@cp -r $(ROOT)/spark-jobs/src/kafka_patterns $(IMAGE_CONTEXT)/ && find $(IMAGE_CONTEXT) -name __pycache__ -prune -exec rm -rf {} +
-	@cp $(ROOT)/spark-jobs/catalogue.yaml $(ROOT)/spark-jobs/catalogue.schema.json $(IMAGE_CONTEXT)/
-	@cp $(VERSIONS) $(IMAGE_CONTEXT)/versions.yml
-	@# Only the connector jars whose artifact pyspark's jars dir (= the image's) lacks.
-	@pyspark_jars=$$($(PY) -c 'import pathlib, pyspark; print(pathlib.Path(pyspark.__file__).parent / "jars")'); \
-	  ls $(CACHE)/spark-kafka-$(SPARK_VERSION)/*.jar >/dev/null 2>&1 || { echo "no jars in $(CACHE)/spark-kafka-$(SPARK_VERSION): run make setup" >&2; exit 1; }; \
-	  for jar in $(CACHE)/spark-kafka-$(SPARK_VERSION)/*.jar; do \
-	    artifact=$$(basename $$jar | sed -E 's/-[0-9][^-]*\.jar$$//'); \
-	    ls $$pyspark_jars/$$artifact-[0-9]*.jar >/dev/null 2>&1 || cp $$jar $(IMAGE_CONTEXT)/spark-kafka-jars/; \
-	  done; \
-	  echo "==> Kafka jars for the image: $$(ls $(IMAGE_CONTEXT)/spark-kafka-jars | tr '\n' ' ')" >&2
-	@sed -nE '/^python_packages:/,/^[^ #]/s/^  ($(IMAGE_PY_DEPS)): *"([^"]*)".*/\1==\2/p' $(VERSIONS) > $(IMAGE_CONTEXT)/requirements.txt
-	@cmd="docker build -f $(ROOT)/spark-jobs/Dockerfile --build-arg SPARK_VERSION=$(SPARK_VERSION) -t $(SPARK_IMAGE_REPO):$(SPARK_VERSION) $(IMAGE_CONTEXT)"; \
-	  if command -v docker >/dev/null && docker info >/dev/null 2>&1; then echo "==> $$cmd" >&2; DOCKER_BUILDKIT=1 $$cmd; \
-	  else echo "docker is not usable here; the build context is ready in $(IMAGE_CONTEXT). Build with:"; echo "  DOCKER_BUILDKIT=1 $$cmd"; fi
+image: setup ## the Spark and spark-operator images, built with podman (no Docker engine), loaded into the local cluster if it runs
+	@$(KUBE_PLAYBOOK) $(ROOT)/ansible/playbooks/image.yml
+	@$(PY) -c 'import json, os, sys; [print("    %s: %.2f GB, %s" % (i["ref"], os.path.getsize(i["tarball"]) / 1e9, i["tarball"])) for i in json.load(open(sys.argv[1]))]' $(ROOT)/build/kube-images.json
+	@test -S $(ROOT)/.run/kube/containerd/containerd.sock || echo "the local cluster is not running: images will be loaded by make kube-up/make deploy"
+	@echo "(with Docker and a registry, the project image alone: docker build -f spark-jobs/Dockerfile --build-arg SPARK_VERSION=$(SPARK_VERSION) -t $(SPARK_IMAGE_REPO):$(SPARK_VERSION) $(IMAGE_CONTEXT))"
+
+# --- local Kubernetes ---------------------------------------------------------
+# A single-node Kubernetes on this machine (etcd, API server on the project's bridge,
+# controller manager, scheduler, containerd, kubelet, kube-proxy, CoreDNS), built from
+# source into ${XDG_CACHE_HOME:-~/.cache}/kafka-patterns the first time; state under
+# .run/kube. The playbooks print only what changes (and the progress of long steps).
+KUBE_ADMIN_KUBECONFIG := $(ROOT)/.run/kube/admin.kubeconfig
+KUBE_PLAYBOOK := ANSIBLE_DISPLAY_OK_HOSTS=false ANSIBLE_DISPLAY_SKIPPED_HOSTS=false ANSIBLE_DEPRECATION_WARNINGS=false $(PLAYBOOK)
+
+.PHONY: kube-up kube-down kubeconfig
+
+kube-up: setup ## start the local Kubernetes (first time: builds it, ~15-25 min); idempotent
+	@$(KUBE_PLAYBOOK) $(ROOT)/ansible/playbooks/kube-up.yml
+
+kube-down: setup ## stop the local Kubernetes, leave nothing running; its data is kept
+	@$(KUBE_PLAYBOOK) $(ROOT)/ansible/playbooks/kube-down.yml
+
+kubeconfig: ## print the local Kubernetes' admin kubeconfig path (use with make -s)
+	@test -f $(KUBE_ADMIN_KUBECONFIG) && start-stop-daemon --status --pidfile $(ROOT)/.run/kube/run/kube-apiserver.pid || \
+	  { echo "the local Kubernetes is not running: run make kube-up" >&2; exit 1; }
+	@echo $(KUBE_ADMIN_KUBECONFIG)
 
 # --- bench --------------------------------------------------------------------
 .PHONY: bench

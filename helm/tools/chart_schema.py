@@ -43,12 +43,32 @@ POOL = _obj({"replicas": {"type": "integer", "minimum": 1},
 RESTART = _obj({"type": {"enum": ["Never", "Always", "OnFailure"]}, "onFailureRetries": INT,
                 "onFailureRetryInterval": INT, "onSubmissionFailureRetries": INT,
                 "onSubmissionFailureRetryInterval": INT}, ["type"])
-SPARK_POD = _obj({"cores": {"type": "integer", "minimum": 1}, "memory": STR,
-                  "instances": {"type": "integer", "minimum": 1}})
+# A CPU quantity ("250m", "0.5", 1), "" = unset.
+CPU = {"type": ["string", "number"], "pattern": "^([0-9]+(\\.[0-9]+)?m?)?$", "exclusiveMinimum": 0}
+SPARK_POD = _obj({"cores": {"type": "integer", "minimum": 1}, "coreRequest": CPU, "coreLimit": CPU,
+                  "memory": STR, "instances": {"type": "integer", "minimum": 1}})
+JOB_NAME = {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 40}
+# host:port[,host:port...]; "" = unset.
+BOOTSTRAP = {"type": "string", "pattern": "^([^,\\s]+:[0-9]{1,5}(,[^,\\s]+:[0-9]{1,5})*)?$"}
+EXTERNAL_KAFKA = {
+    **_obj({"enabled": {"type": "boolean"},
+            "bootstrap": BOOTSTRAP,
+            # name "" = the system trust store (public CAs).
+            "caSecret": _obj({"name": {"type": "string", "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$",
+                                       "maxLength": 63},
+                              "key": {"type": "string", "minLength": 1}}, ["name", "key"]),
+            "saslMechanism": {"enum": ["SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"]},
+            "userNames": {"type": "object", "propertyNames": JOB_NAME,
+                          "additionalProperties": {"type": "string", "minLength": 1}}}),
+    # Enabled needs a bootstrap.
+    "if": {"properties": {"enabled": {"const": True}}, "required": ["enabled"]},
+    "then": {"properties": {"bootstrap": {"minLength": 1}}, "required": ["bootstrap"]},
+}
 
 CHART_VALUES: dict[str, Any] = {
     "kafka": _obj({
         "clusterName": {"type": "string", "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$"},
+        "external": EXTERNAL_KAFKA,
         "metadataVersion": STR,
         "controllers": POOL,
         "brokers": POOL,
@@ -79,12 +99,16 @@ CHART_VALUES: dict[str, Any] = {
                        "pullPolicy": {"enum": ["Always", "IfNotPresent", "Never"]}}, ["repository"]),
         "launcher": {"type": "string", "pattern": "^local://.+\\.py$"},
         "serviceAccount": NAME,
+        "jobs": _obj({"include": {"type": "array", "items": JOB_NAME, "uniqueItems": True}}),
+        "sparkConf": {"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]}},
         "driver": SPARK_POD,
         "executor": SPARK_POD,
         "restartPolicy": RESTART,
         "checkpoint": _obj({"mountPath": {"type": "string", "pattern": "^/"}, "claimName": STR,
                             "create": {"type": "boolean"}, "size": QTY, "storageClass": STR}),
-        "scheduled": _obj({"concurrencyPolicy": {"enum": ["Allow", "Forbid", "Replace"]},
+        "scheduled": _obj({"schedules": {"type": "object", "propertyNames": JOB_NAME,
+                                         "additionalProperties": {"type": "string", "minLength": 1}},
+                           "concurrencyPolicy": {"enum": ["Allow", "Forbid", "Replace"]},
                            "successfulRunHistoryLimit": INT, "failedRunHistoryLimit": INT,
                            "restartPolicy": RESTART}),
     }),

@@ -7,6 +7,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import yaml
+
 from helpers import ROOT
 
 CHART_DIR = ROOT / "helm" / "kafka-patterns"
@@ -27,8 +29,27 @@ def load_module(name: str, path: Path) -> ModuleType:
 
 
 render_tool = load_module("kp_render", ROOT / "helm" / "tools" / "render.py")
-# Every variant of the chart: "default" (values.yaml alone), "dev", "prod".
+# Every variant of the chart: "default" (values.yaml alone), "dev", "local", "prod".
 VARIANTS = list(render_tool.values_files())
+
+
+def values_of(variant: str) -> dict[str, Any]:
+    """The chart's values for a variant as its templates see them: values.yaml under
+    the variant's file (mappings merge, the rest is replaced, as helm does)."""
+    def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+        out = dict(base)
+        for k, v in over.items():
+            out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+        return out
+
+    base = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
+    return merge(base, yaml.safe_load(render_tool.values_files()[variant].read_text()) or {})
+
+
+# Variants on a Strimzi cluster (Kafka, node pools, topics, users, Connect rendered) and
+# variants that bring their own Kafka (kafka.external.enabled: Spark applications only).
+BYO_VARIANTS = [v for v in VARIANTS if values_of(v)["kafka"]["external"]["enabled"]]
+STRIMZI_VARIANTS = [v for v in VARIANTS if v not in BYO_VARIANTS]
 
 
 def kinds(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:

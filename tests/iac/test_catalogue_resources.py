@@ -5,12 +5,12 @@ a KafkaConnector per catalogue connector."""
 from __future__ import annotations
 
 import pytest
-from manifests import VARIANTS, by_name, catalogue_acls, kinds, one, resources_of, user_acls
+from manifests import STRIMZI_VARIANTS, by_name, catalogue_acls, kinds, one, resources_of, user_acls
 
 CONNECT_ANNOTATION = "strimzi.io/use-connector-resources"
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_every_catalogue_topic_is_a_kafka_topic_with_its_settings(rendered, cat, variant):
     cluster = one(rendered[variant], "Kafka")["metadata"]["name"]
     assert len(kinds(rendered[variant], "KafkaTopic")) == len(cat["topics"])
@@ -22,7 +22,7 @@ def test_every_catalogue_topic_is_a_kafka_topic_with_its_settings(rendered, cat,
         assert kt["spec"].get("config", {}) == (t.get("config") or {})
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_every_job_has_a_kafka_user_with_exactly_its_acls(rendered, cat, variant):
     cluster = one(rendered[variant], "Kafka")["metadata"]["name"]
     for job, user in resources_of(rendered[variant], "KafkaUser", cat["jobs"]):
@@ -32,7 +32,7 @@ def test_every_job_has_a_kafka_user_with_exactly_its_acls(rendered, cat, variant
         assert user_acls(user) == catalogue_acls(job), job["name"]
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_no_user_gets_more_than_least_privilege(rendered, variant):
     connect = one(rendered[variant], "KafkaConnect")["metadata"]["name"]
     for name, user in by_name(rendered[variant], "KafkaUser").items():
@@ -43,7 +43,7 @@ def test_no_user_gets_more_than_least_privilege(rendered, variant):
             assert pattern == "literal" or name == connect, (name, rtype, rname)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_kafka_connect_uses_connector_resources_and_builds_the_pinned_debezium(rendered, versions, variant):
     kafka = one(rendered[variant], "Kafka")
     connect = one(rendered[variant], "KafkaConnect")
@@ -61,7 +61,7 @@ def test_kafka_connect_uses_connector_resources_and_builds_the_pinned_debezium(r
                          ("io.debezium", "debezium-connector-jdbc", versions["debezium_jdbc_version"])}
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_every_catalogue_connector_is_a_kafka_connector(rendered, cat, variant):
     connect = one(rendered[variant], "KafkaConnect")["metadata"]["name"]
     assert len(kinds(rendered[variant], "KafkaConnector")) == len(cat["connectors"])
@@ -74,7 +74,7 @@ def test_every_catalogue_connector_is_a_kafka_connector(rendered, cat, variant):
         assert passwords and all(v.startswith("${env:") for v in passwords), c["name"]
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_the_connect_user_may_do_what_its_connectors_do(rendered, cat, variant):
     connect = one(rendered[variant], "KafkaConnect")
     acls = user_acls(by_name(rendered[variant], "KafkaUser")[connect["metadata"]["name"]])

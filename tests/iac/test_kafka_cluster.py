@@ -4,10 +4,10 @@ settings, rack awareness, one TLS + SCRAM-SHA-512 listener, simple authorization
 from __future__ import annotations
 
 import pytest
-from manifests import VARIANTS, by_name, kinds, one
+from manifests import STRIMZI_VARIANTS, by_name, kinds, one
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_kafka_has_3_controllers_and_3_brokers_on_persistent_storage(rendered, variant):
     kafka = one(rendered[variant], "Kafka")
     pools = kinds(rendered[variant], "KafkaNodePool")
@@ -22,7 +22,7 @@ def test_kafka_has_3_controllers_and_3_brokers_on_persistent_storage(rendered, v
         assert any(v.get("kraftMetadata") == "shared" for v in volumes)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_kafka_has_the_catalogue_guarantee_settings(rendered, cat, variant):
     config = one(rendered[variant], "Kafka")["spec"]["kafka"]["config"]
     rf, isr = cat["cluster"]["replicationFactor"], cat["cluster"]["minInsyncReplicas"]
@@ -36,14 +36,14 @@ def test_kafka_has_the_catalogue_guarantee_settings(rendered, cat, variant):
     assert config["auto.create.topics.enable"] is False
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_kafka_is_rack_aware(rendered, variant):
     rack = one(rendered[variant], "Kafka")["spec"]["kafka"]["rack"]
     assert rack["type"] in ("topology-label", "environment-variable")
     assert rack.get("topologyKey") or rack.get("envVarName")
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_every_listener_is_tls_with_scram_sha_512(rendered, variant):
     spec = one(rendered[variant], "Kafka")["spec"]
     listeners = spec["kafka"]["listeners"]
@@ -57,7 +57,7 @@ def test_every_listener_is_tls_with_scram_sha_512(rendered, variant):
     assert set(spec["entityOperator"]) >= {"topicOperator", "userOperator"}
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_kafka_runs_the_pinned_kafka_version(rendered, versions, variant):
     assert one(rendered[variant], "Kafka")["spec"]["kafka"]["version"] == versions["kafka_version"]
     assert one(rendered[variant], "KafkaConnect")["spec"]["version"] == versions["kafka_version"]

@@ -4,8 +4,10 @@ ACLs from the one catalogue.
 
 The Ansible side is what Ansible itself resolves: the group_vars that load the
 catalogue and the kafka_topics role's defaults, fed through the kafka_topics module's
-own desired_topics(). The Kubernetes side is the rendered KafkaTopics, Kafka and
-KafkaUsers."""
+own desired_topics(), and the kafka_access role's kafka_users module (the SCRAM users
+and ACLs the local cluster's StandardAuthorizer enforces; tests/infra/test_pods_access.py
+checks that the running cluster holds exactly those). The Kubernetes side is the
+rendered KafkaTopics, Kafka and KafkaUsers."""
 
 from __future__ import annotations
 
@@ -14,7 +16,18 @@ import subprocess
 from typing import Any
 
 import pytest
-from manifests import ROOT, VARIANTS, by_name, catalogue_acls, k8s_name, load_module, one, user_acls
+from manifests import (
+    BYO_VARIANTS,
+    ROOT,
+    STRIMZI_VARIANTS,
+    by_name,
+    catalogue_acls,
+    k8s_name,
+    load_module,
+    one,
+    user_acls,
+    values_of,
+)
 
 from helpers import LOCAL_INVENTORY, VENV_BIN, ansible_env
 
@@ -52,13 +65,13 @@ def kubernetes_topics(objects) -> dict[str, dict[str, Any]]:
             for t in by_name(objects, "KafkaTopic").values()}
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_both_paths_create_the_same_topics_with_the_same_settings(local_topics, rendered, variant):
     assert local_topics, "the local path creates the catalogue's topics"
     assert kubernetes_topics(rendered[variant]) == local_topics
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_both_paths_apply_the_same_guarantee_settings(local_path, rendered, variant):
     config = one(rendered[variant], "Kafka")["spec"]["kafka"]["config"]
     assert config["default.replication.factor"] == local_path["replication_factor"]
@@ -66,11 +79,57 @@ def test_both_paths_apply_the_same_guarantee_settings(local_path, rendered, vari
     assert local_path["default_replication_factor"] == local_path["replication_factor"]
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_both_paths_give_every_job_the_same_acls(local_path, rendered, variant):
-    # The local cluster runs without an authorizer: its jobs' rights are the catalogue
-    # rule over the jobs Ansible sees; on Kubernetes they are the KafkaUsers' ACLs.
+    # The catalogue rule over the jobs Ansible sees; on Kubernetes the KafkaUsers' ACLs.
     users = by_name(rendered[variant], "KafkaUser")
     assert local_path["jobs"]
     for job in local_path["jobs"]:
         assert user_acls(users[k8s_name(job["name"])]) == catalogue_acls(job), job["name"]
+
+
+@pytest.fixture(scope="module")
+def local_users(local_path) -> dict[str, set[tuple[str, str | None, str, str]]]:
+    """The SCRAM users and ACLs the kafka_access role creates on the local cluster."""
+    module = load_module("kp_kafka_users", ANSIBLE_DIR / "roles" / "kafka_access" / "library" / "kafka_users.py")
+    return module.desired_users(local_path["jobs"])
+
+
+def test_the_local_users_follow_the_charts_naming(local_path, local_users):
+    assert sorted(local_users) == sorted(k8s_name(job["name"]) for job in local_path["jobs"])
+    assert "admin" not in local_users, "admin is the super user, never a job"
+
+
+@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
+def test_the_local_acls_are_the_kafka_users_acls_user_by_user(local_users, rendered, variant):
+    connect = one(rendered[variant], "KafkaConnect")["metadata"]["name"]
+    chart = {name: user_acls(user) for name, user in by_name(rendered[variant], "KafkaUser").items()
+             if name != connect}
+    assert sorted(local_users) == sorted(chart)
+    for name, acls in local_users.items():
+        assert acls == chart[name], name
+
+
+@pytest.fixture(scope="module")
+def pods_endpoints() -> dict[str, Any]:
+    """Where the local inventory's Kafka (SASL_SSL listeners) and PostgreSQL wait for pods."""
+    resolve = ('{{ {"bootstrap": kafka_access_bootstrap_export | trim,'
+               ' "pg_host": kafka_pods_host, "pg_port": hostvars["postgres-1"].postgresql_port | int,'
+               ' "pg_listen": hostvars["postgres-1"].postgresql_listen_addresses} | to_json }}')
+    cmd = [str(VENV_BIN / "ansible"), "kafka-1", "-i", str(LOCAL_INVENTORY),
+           "--playbook-dir", str(ANSIBLE_DIR / "playbooks"),
+           "-e", "@" + str(ANSIBLE_DIR / "roles" / "kafka_access" / "defaults" / "main.yml"),
+           "-m", "ansible.builtin.debug", "-a", "msg=" + resolve]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=ansible_env(), cwd=ANSIBLE_DIR, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(json.loads(proc.stdout.split("=>", 1)[1])["msg"])
+
+
+@pytest.mark.parametrize("variant", BYO_VARIANTS)
+def test_a_chart_on_the_local_kubernetes_uses_the_listeners_the_local_cluster_has(pods_endpoints, variant):
+    values = values_of(variant)
+    assert values["kafka"]["external"]["bootstrap"] == pods_endpoints["bootstrap"]
+    assert values["kafka"]["external"]["saslMechanism"] == "SCRAM-SHA-512"
+    assert values["postgres"]["host"] == pods_endpoints["pg_host"]
+    assert pods_endpoints["pg_host"] in pods_endpoints["pg_listen"].split(",")
+    assert int(values["postgres"]["port"]) == pods_endpoints["pg_port"]

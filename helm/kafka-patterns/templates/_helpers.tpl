@@ -22,14 +22,88 @@ Names and labels shared by every template.
 {{- printf "%s-connect" (include "kp.cluster" .) -}}
 {{- end -}}
 
-{{/* Address of the TLS listener (the bootstrap Service Strimzi creates). */}}
-{{- define "kp.bootstrap" -}}
-{{- printf "%s-kafka-bootstrap.%s.svc:%v" (include "kp.cluster" .) .Release.Namespace .Values.kafka.listener.port -}}
+{{/* "true" in bring-your-own-Kafka mode (kafka.external.enabled): no Strimzi object
+     is rendered, the jobs use kafka.external's bootstrap, CA and SASL mechanism. */}}
+{{- define "kp.external" -}}
+{{- if .Values.kafka.external.enabled -}}
+{{- if not .Values.kafka.external.bootstrap -}}
+{{- fail "kafka.external.enabled is true but kafka.external.bootstrap is empty: set the bootstrap servers (host:port,...) of your Kafka's SASL_SSL listener" -}}
+{{- end -}}
+true
+{{- end -}}
 {{- end -}}
 
-{{/* Secret with the cluster CA certificate Strimzi creates. */}}
+{{/* Bootstrap servers of the jobs: the TLS listener's bootstrap Service Strimzi
+     creates, or the brought Kafka's. */}}
+{{- define "kp.bootstrap" -}}
+{{- if include "kp.external" . -}}
+{{- .Values.kafka.external.bootstrap -}}
+{{- else -}}
+{{- printf "%s-kafka-bootstrap.%s.svc:%v" (include "kp.cluster" .) .Release.Namespace .Values.kafka.listener.port -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Secret with the cluster CA certificate: the one Strimzi creates, or the brought
+     Kafka's (empty: the system trust store). */}}
 {{- define "kp.clusterCaSecret" -}}
+{{- if include "kp.external" . -}}
+{{- .Values.kafka.external.caSecret.name -}}
+{{- else -}}
 {{- printf "%s-cluster-ca-cert" (include "kp.cluster" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Key of the CA certificate in that Secret. */}}
+{{- define "kp.clusterCaKey" -}}
+{{- if include "kp.external" . -}}
+{{- .Values.kafka.external.caSecret.key | default "ca.crt" -}}
+{{- else -}}
+ca.crt
+{{- end -}}
+{{- end -}}
+
+{{/* SASL mechanism of the jobs' Kafka clients. */}}
+{{- define "kp.saslMechanism" -}}
+{{- if include "kp.external" . -}}
+{{- .Values.kafka.external.saslMechanism | default "SCRAM-SHA-512" -}}
+{{- else -}}
+SCRAM-SHA-512
+{{- end -}}
+{{- end -}}
+
+{{/* The catalogue's Spark jobs this release runs, as a JSON list: spark.jobs.include
+     (empty = all), each with its effective schedule (spark.scheduled.schedules wins
+     over the catalogue's). Unknown names fail the render, naming them. */}}
+{{- define "kp.sparkJobs" -}}
+{{- $spark := list -}}
+{{- $scheduled := list -}}
+{{- range .Values.jobs -}}
+{{- if eq .engine "spark" -}}
+{{- $spark = append $spark .name -}}
+{{- if .schedule }}{{ $scheduled = append $scheduled .name }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- $include := .Values.spark.jobs.include | default list -}}
+{{- $unknown := list -}}
+{{- range $include -}}{{- if not (has . $spark) }}{{ $unknown = append $unknown . }}{{ end -}}{{- end -}}
+{{- if $unknown -}}
+{{- fail (printf "spark.jobs.include: %s not catalogue job(s) with engine: spark (those are: %s)" (join ", " (uniq $unknown)) (join ", " $spark)) -}}
+{{- end -}}
+{{- $schedules := .Values.spark.scheduled.schedules | default dict -}}
+{{- range $name, $_ := $schedules -}}
+{{- if not (has $name $scheduled) -}}
+{{- fail (printf "spark.scheduled.schedules: %s is not a scheduled catalogue Spark job (those are: %s)" $name (join ", " $scheduled)) -}}
+{{- end -}}
+{{- end -}}
+{{- $out := list -}}
+{{- range .Values.jobs -}}
+{{- if and (eq .engine "spark") (or (not $include) (has .name $include)) -}}
+{{- $job := deepCopy . -}}
+{{- if hasKey $schedules .name -}}{{- $_ := set $job "schedule" (index $schedules .name) -}}{{- end -}}
+{{- $out = append $out $job -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
 {{- end -}}
 
 {{/* Where Spark pods see that certificate (ca.crt). */}}

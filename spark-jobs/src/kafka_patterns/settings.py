@@ -38,3 +38,14 @@ def kafka_client_overrides() -> dict[str, str]:
     """KAFKA_CLIENT_SASL_MECHANISM=SCRAM-SHA-512 -> {'sasl.mechanism': 'SCRAM-SHA-512'}."""
     return {k.removeprefix("KAFKA_CLIENT_").lower().replace("_", "."): v
             for k, v in os.environ.items() if k.startswith("KAFKA_CLIENT_")}
+
+
+JOB_RUNNERS = ("local", "kubernetes")
+
+
+def job_runner() -> str:
+    """Where scenarios run Spark jobs: here (local) or as SparkApplications (kubernetes)."""
+    runner = os.environ.get("KP_JOB_RUNNER", "local")
+    if runner not in JOB_RUNNERS:
+        raise SettingsError(f"KP_JOB_RUNNER={runner!r}: expected one of {', '.join(JOB_RUNNERS)}")
+    return runner

@@ -4,25 +4,37 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
 @dataclass(frozen=True)
 class Live:
+    stack: str
     namespace: str
+    operator_namespace: str
     cluster: str
     connect: str
+    # Bring-your-own Kafka: no Strimzi Kafka, topics, users or Connect in the cluster.
+    kafka_external: bool
+    # Streaming / scheduled catalogue jobs the stack's values deploy.
+    streaming_jobs: list[str] = field(default_factory=list)
+    scheduled_jobs: list[str] = field(default_factory=list)
+    kubectl: str = "kubectl"
+    env: dict[str, str] = field(default_factory=dict)
 
-    def get(self, *args: str) -> dict[str, Any]:
-        """kubectl get ... -o json in the platform namespace."""
-        proc = subprocess.run(["kubectl", "get", *args, "-n", self.namespace, "-o", "json"],
-                              capture_output=True, text=True, timeout=60, check=False)
+    def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([self.kubectl, *args], capture_output=True, text=True, timeout=timeout,
+                              env=self.env, check=False)
+
+    def get(self, *args: str, namespace: str | None = None) -> dict[str, Any]:
+        """kubectl get ... -o json in the platform namespace (or the one given)."""
+        proc = self.run("get", *args, "-n", namespace or self.namespace, "-o", "json")
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout)
 
-    def items(self, *args: str) -> list[dict[str, Any]]:
-        return self.get(*args)["items"]
+    def items(self, *args: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        return self.get(*args, namespace=namespace)["items"]
 
 
 def condition(obj: dict[str, Any], kind: str = "Ready") -> str | None:

@@ -1,6 +1,8 @@
-"""The deployed platform: broker and controller pods running, every catalogue topic
-and user Ready, Connect Ready with its connectors RUNNING, the streaming Spark
-applications RUNNING. Skips without a cluster (see conftest.py)."""
+"""The deployed platform: the operators Available; on a Strimzi stack, broker and
+controller pods running, every catalogue topic and user Ready, Connect Ready with its
+connectors RUNNING; on every stack, the Secrets the Spark applications read, the
+streaming Spark applications RUNNING and the scheduled ones scheduled. Skips without a
+cluster (see conftest.py); the Strimzi checks skip on a bring-your-own-Kafka stack."""
 
 from __future__ import annotations
 
@@ -9,60 +11,102 @@ import testinfra
 from live_cluster import condition
 
 
+def k8s_name(name: str) -> str:
+    return name.lower().replace(".", "-").replace("_", "-")
+
+
 def pods(live, role: str) -> list[dict]:
     return live.items("pods", "-l", f"strimzi.io/cluster={live.cluster},strimzi.io/{role}-role=true")
 
 
-def test_kafka_is_ready(live):
-    assert condition(live.get("kafka", live.cluster)) == "True"
+def test_the_operators_are_available(live):
+    deployments = live.items("deployments", namespace=live.operator_namespace)
+    assert deployments, f"no operator Deployment in namespace {live.operator_namespace}"
+    for d in deployments:
+        want = d["spec"].get("replicas", 1)
+        assert d.get("status", {}).get("availableReplicas", 0) == want, (d["metadata"]["name"], d.get("status"))
+
+
+def test_the_spark_operator_watches_the_platform_namespace(live):
+    args = [a for d in live.items("deployments", namespace=live.operator_namespace)
+            for c in d["spec"]["template"]["spec"]["containers"] for a in c.get("args", [])
+            if a.startswith("--namespaces=")]
+    assert args, "no spark-operator controller (--namespaces=...) found"
+    assert any(live.namespace in a.removeprefix("--namespaces=").split(",") for a in args), args
+
+
+def test_kafka_is_ready(strimzi):
+    assert condition(strimzi.get("kafka", strimzi.cluster)) == "True"
 
 
 @pytest.mark.parametrize("role", ["controller", "broker"])
-def test_three_pods_of_each_role_are_running(live, role):
-    found = pods(live, role)
+def test_three_pods_of_each_role_are_running(strimzi, role):
+    found = pods(strimzi, role)
     assert len(found) == 3, [p["metadata"]["name"] for p in found]
     for pod in found:
         assert pod["status"]["phase"] == "Running", pod["metadata"]["name"]
         assert all(c["ready"] for c in pod["status"]["containerStatuses"]), pod["metadata"]["name"]
 
 
-def test_brokers_keep_their_log_on_the_persistent_volume(live):
-    for pod in pods(live, "broker"):
-        host = testinfra.get_host(f"kubectl://{pod['metadata']['name']}?container=kafka&namespace={live.namespace}")
+def test_brokers_keep_their_log_on_the_persistent_volume(strimzi):
+    for pod in pods(strimzi, "broker"):
+        host = testinfra.get_host(f"kubectl://{pod['metadata']['name']}?container=kafka&namespace={strimzi.namespace}")
         assert host.file("/var/lib/kafka/data-0").is_directory
         assert host.mount_point("/var/lib/kafka/data-0").exists
 
 
-def test_every_catalogue_topic_is_ready_with_its_partitions(live, cat):
-    topics = {t["spec"]["topicName"]: t for t in live.items("kafkatopics")}
+def test_every_catalogue_topic_is_ready_with_its_partitions(strimzi, cat):
+    topics = {t["spec"]["topicName"]: t for t in strimzi.items("kafkatopics")}
     for t in cat["topics"]:
         assert t["name"] in topics, t["name"]
         assert condition(topics[t["name"]]) == "True", t["name"]
         assert topics[t["name"]]["spec"]["partitions"] == t["partitions"]
 
 
-def test_every_job_user_is_ready_with_its_secret(live, cat):
-    users = {u["metadata"]["name"]: u for u in live.items("kafkausers")}
-    secrets = {s["metadata"]["name"] for s in live.items("secrets")}
+def test_every_job_user_is_ready_with_its_secret(strimzi, cat):
+    users = {u["metadata"]["name"]: u for u in strimzi.items("kafkausers")}
+    secrets = {s["metadata"]["name"] for s in strimzi.items("secrets")}
     for job in cat["jobs"]:
-        name = job["name"].lower().replace(".", "-").replace("_", "-")
+        name = k8s_name(job["name"])
         assert condition(users[name]) == "True", name
         assert name in secrets, name
 
 
-def test_connect_is_ready_and_every_connector_runs(live, cat):
-    assert condition(live.get("kafkaconnect", live.connect)) == "True"
-    connectors = {c["metadata"]["name"]: c for c in live.items("kafkaconnectors")}
+def test_connect_is_ready_and_every_connector_runs(strimzi, cat):
+    assert condition(strimzi.get("kafkaconnect", strimzi.connect)) == "True"
+    connectors = {c["metadata"]["name"]: c for c in strimzi.items("kafkaconnectors")}
     for c in cat["connectors"]:
         status = connectors[c["name"]].get("status", {}).get("connectorStatus", {})
         assert status.get("connector", {}).get("state") == "RUNNING", (c["name"], status)
         assert all(t["state"] == "RUNNING" for t in status.get("tasks", [])), (c["name"], status)
 
 
-def test_the_streaming_spark_applications_run(live, cat):
+def test_every_secret_the_spark_applications_read_exists(live):
+    """Password and CA Secrets: the User Operator's, or the Kafka owner's (bring your own)."""
+    specs = [a["spec"] for a in live.items("sparkapplications", "-l", "kafka-patterns/job")]
+    specs += [a["spec"]["template"] for a in live.items("scheduledsparkapplications")]
+    wanted = {v["secret"]["secretName"] for s in specs for v in s.get("volumes", []) if "secret" in v}
+    wanted |= {e["valueFrom"]["secretKeyRef"]["name"] for s in specs for role in ("driver", "executor")
+               for e in s[role].get("env", []) if "secretKeyRef" in e.get("valueFrom", {})}
+    assert wanted
+    secrets = {s["metadata"]["name"] for s in live.items("secrets")}
+    assert not wanted - secrets, f"missing Secrets in {live.namespace}: {sorted(wanted - secrets)}"
+
+
+def test_the_streaming_spark_applications_run(live):
     apps = {a["metadata"]["name"]: a for a in live.items("sparkapplications", "-l", "kafka-patterns/job")
             if not a["metadata"].get("ownerReferences")}
-    for job in cat["jobs"]:
-        if job["engine"] == "spark" and not job.get("schedule"):
-            state = apps[job["name"]].get("status", {}).get("applicationState", {}).get("state")
-            assert state == "RUNNING", (job["name"], state)
+    assert live.streaming_jobs
+    for job in live.streaming_jobs:
+        assert k8s_name(job) in apps, f"no SparkApplication {k8s_name(job)}"
+        state = apps[k8s_name(job)].get("status", {}).get("applicationState", {}).get("state")
+        assert state == "RUNNING", (job, state)
+
+
+def test_the_scheduled_spark_applications_are_scheduled(live):
+    scheduled = {a["metadata"]["name"]: a for a in live.items("scheduledsparkapplications")}
+    for job in live.scheduled_jobs:
+        assert k8s_name(job) in scheduled, f"no ScheduledSparkApplication {k8s_name(job)}"
+        status = scheduled[k8s_name(job)].get("status", {})
+        assert status.get("scheduleState") == "Scheduled", (job, status)
+        assert status.get("nextRun"), (job, status)

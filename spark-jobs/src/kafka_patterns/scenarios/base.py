@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from kafka_patterns import catalogue, clients, pg, settings
 from kafka_patterns.delivery import Delivery
@@ -83,22 +83,32 @@ def spark_offsets(offsets: dict[str, dict[int, int]]) -> str:
 
 
 def job_args(job: str, run: str, starting: dict[str, dict[int, int]] | None, *extra: str,
-             bounded: bool = True) -> list[str]:
-    """A checkpoint of this run, starting where the run's input begins; bounded adds
-    --available-now (process what is there, then stop)."""
+             bounded: bool = True, checkpoint_root: PurePath | None = None) -> list[str]:
+    """A checkpoint of this run (under checkpoint_root: where the job runs, default
+    here), starting where the run's input begins; bounded adds --available-now
+    (process what is there, then stop)."""
     args = [*catalogue.jobs()[job].get("args", []), *(["--available-now"] if bounded else []),
-            "--checkpoint", str(checkpoint(job, run))]
+            "--checkpoint", str(checkpoint(job, run, checkpoint_root))]
     if starting is not None:
         args += ["--starting-offsets", spark_offsets(starting)]
     return [*args, *extra]
 
 
-def checkpoint(job: str, run: str) -> Path:
-    return settings.checkpoint_root() / "scenarios" / run / job
+def checkpoint(job: str, run: str, root: PurePath | None = None) -> Path:
+    """The run's checkpoint of the job; root is where the job runs (default: here)."""
+    return Path(root or settings.checkpoint_root()) / "scenarios" / run / job
 
 
 def run_job(job: str, run: str, starting: dict[str, dict[int, int]] | None = None, *extra: str) -> None:
-    """Run a catalogue job to completion in this process (Spark jobs share one session)."""
+    """Run a catalogue job to completion: in this process (Spark jobs share one
+    session), or with KP_JOB_RUNNER=kubernetes as a one-shot copy of its deployed
+    SparkApplication, its checkpoint on the application's volume."""
+    if settings.job_runner() == "kubernetes":
+        from kafka_patterns import kube
+
+        root = kube.checkpoint_root(kube.deployed_spec(kube.connect(), job))
+        kube.run_once(job, job_args(job, run, starting, *extra, checkpoint_root=root))
+        return
     module = importlib.import_module(catalogue.jobs()[job]["module"])
     rc = module.main(job_args(job, run, starting, *extra))
     if rc:

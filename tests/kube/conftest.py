@@ -1,0 +1,72 @@
+"""Fixtures of the local-Kubernetes tier (`make test-kube`): the admin kubeconfig of the
+cluster `make kube-up` runs, and a kubectl runner bound to it.
+
+The tier needs that cluster: when it is down the tests fail (they do not skip),
+saying to run `make kube-up`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from helpers import ROOT
+
+KUBE_DIR = ROOT / ".run" / "kube"
+ADMIN_KUBECONFIG = KUBE_DIR / "admin.kubeconfig"
+VERSIONS = yaml.safe_load((ROOT / "ansible" / "versions.yml").read_text())
+KP_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kafka-patterns"
+
+Kubectl = Callable[..., subprocess.CompletedProcess]
+
+
+def kubectl_command() -> list[str]:
+    """kubectl as kube-up links it (.run/kube/bin/kubectl), else the cached kube binary."""
+    link = KUBE_DIR / "bin" / "kubectl"
+    if link.exists():
+        return [str(link)]
+    binary = KP_CACHE / "bin" / f"kube-v{VERSIONS['kubernetes_version']}"
+    if binary.exists():
+        return [str(binary), "kubectl"]
+    pytest.fail(f"no kubectl: neither {link} nor {binary} exists: run make kube-up")
+
+
+@pytest.fixture(scope="session")
+def kubeconfig() -> Path:
+    """Path of the admin kubeconfig; fails (not skips) when the cluster is not up."""
+    if not ADMIN_KUBECONFIG.is_file():
+        pytest.fail(f"the local Kubernetes was never started ({ADMIN_KUBECONFIG} is missing): run make kube-up")
+    proc = subprocess.run([*kubectl_command(), "--kubeconfig", str(ADMIN_KUBECONFIG), "--request-timeout=10s",
+                           "get", "--raw", "/readyz"], capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0 or proc.stdout.strip() != "ok":
+        pytest.fail(f"the local Kubernetes is not up (API server /readyz: {(proc.stderr or proc.stdout).strip()}): "
+                    "run make kube-up")
+    return ADMIN_KUBECONFIG
+
+
+@pytest.fixture(scope="session")
+def kubectl(kubeconfig: Path) -> Kubectl:
+    """kubectl(*args, input=None, timeout=120, retry_until_ok=0, check=False) -> CompletedProcess (text).
+
+    retry_until_ok: seconds during which a failing command is run again (e.g. `kubectl wait`
+    on a CRD that has no status yet fails at once). check: raise when it finally fails."""
+    base = [*kubectl_command(), "--kubeconfig", str(kubeconfig)]
+
+    def run(*args: str, input: str | None = None, timeout: float = 120, retry_until_ok: float = 0,
+            check: bool = False) -> subprocess.CompletedProcess:
+        deadline = time.monotonic() + retry_until_ok
+        while True:
+            proc = subprocess.run([*base, *args], input=input, capture_output=True, text=True, timeout=timeout)
+            if proc.returncode == 0 or time.monotonic() >= deadline:
+                break
+            time.sleep(1)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
+        return proc
+
+    return run

@@ -1,0 +1,59 @@
+"""The delivery patterns measured on the local Kubernetes, as SparkApplications of
+`make deploy`, with the same lost / duplicated / reordered accounting as the local
+tier: one-to-one and exactly-once as the deployed streaming applications (the
+latter with its driver pod deleted mid-stream), batch as one-shot runs of the
+scheduled application's spec."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_patterns import kube, kube_scenarios
+from kafka_patterns.scenarios import batch
+
+
+@pytest.fixture(scope="module")
+def deployed(cluster):
+    """The streaming applications the scenarios measure are RUNNING."""
+    cl = kube.connect()
+    for job in ("one-to-one", "exactly-once"):
+        state = kube.wait_for_state(cl, kube.k8s_name(job), {"RUNNING"}, timeout=600)
+        assert state == "RUNNING", f"SparkApplication {job} is {state}: run `make deploy STACK=local`"
+    return cl
+
+
+def report(outcome) -> None:
+    print(f"\n{outcome.pattern}: in={outcome.records_in} out={outcome.records_out} lost={outcome.delivery.lost} "
+          f"duplicated={outcome.delivery.duplicated} reordered={outcome.delivery.reordered} "
+          f"{outcome.verdict} {outcome.seconds:.0f}s {'; '.join(outcome.notes)}")
+
+
+@pytest.mark.slow
+def test_one_to_one_streaming_application_delivers_every_reading_once_in_per_key_order(deployed):
+    outcome = kube_scenarios.streaming("one-to-one", records=2_000, order="per-key")
+    report(outcome)
+    d = outcome.delivery
+    assert d.acked == 2_000
+    assert (d.lost, d.duplicated, d.reordered) == (0, 0, 0), outcome.failures()
+
+
+@pytest.mark.slow
+def test_exactly_once_streaming_application_survives_driver_deletion_without_loss_or_duplicates(deployed):
+    # 40 readings/s for 75 s: the deletions land while the run's readings still arrive.
+    outcome = kube_scenarios.streaming("exactly-once", records=3_000, rate=40, order="none", driver_kills=2)
+    report(outcome)
+    d = outcome.delivery
+    assert d.acked == 3_000
+    assert (d.lost, d.duplicated) == (0, 0), outcome.failures()
+    assert outcome.checks == {"driver deleted 2 times mid-stream": True}, outcome.notes
+
+
+@pytest.mark.slow
+def test_batch_runs_as_spark_applications_aggregate_every_reading_once(deployed, monkeypatch):
+    monkeypatch.setenv("KP_JOB_RUNNER", "kubernetes")
+    outcome = batch.run(records=2_000, more=1_000)
+    report(outcome)
+    d = outcome.delivery
+    assert d.acked == 3_000
+    assert (d.lost, d.duplicated) == (0, 0), outcome.failures()
+    assert all(outcome.checks.values()), outcome.checks

@@ -1,0 +1,273 @@
+"""The spark-operator on the local Kubernetes, running what `make deploy STACK=local`
+installed (values-local.yaml):
+
+- the streaming SparkApplication one-to-one survives its driver pod being deleted: the
+  operator submits it again, the new driver resumes from the checkpoint on the
+  checkpoint volume (its batch ids and Kafka offsets go on from where the old driver
+  stopped, on the host directory of the PersistentVolume), and the readings produced
+  while it was down arrive, once each;
+- the ScheduledSparkApplication batch-aggregate fires on its schedule (every minute
+  here) and its runs complete (at least two, counted);
+- driver and executor pods run on the node's kubelet.
+
+Needs the local cluster (`make kube-up`), the local default (`make up`: Kafka and
+PostgreSQL, read and written from here through the inventory) and the deployed stack.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import ROOT
+from kafka_patterns import generator, pg
+
+STREAMING = "one-to-one"
+SCHEDULED = "batch-aggregate"
+TABLE = "readings"  # one-to-one's sink (catalogue output postgres:readings)
+SPARK_GROUP = "sparkoperator.k8s.io"
+
+
+def _namespace() -> str:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("kp_kube_stack_kube", ROOT / "helm" / "tools" / "kube_stack.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.namespace("local")
+
+
+NAMESPACE = _namespace()
+
+
+def wait_for(what: str, probe: Callable[[], Any], timeout: float, interval: float = 2.0,
+             explain: Callable[[], str] = lambda: "") -> Any:
+    """Poll probe() until it returns something truthy; fail naming what and why after timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}. {explain()}")
+        time.sleep(interval)
+
+
+class Cluster:
+    def __init__(self, kubectl) -> None:
+        self.kubectl = kubectl
+
+    def get(self, *args: str) -> dict[str, Any]:
+        proc = self.kubectl("get", *args, "-n", NAMESPACE, "-o", "json", check=True)
+        return json.loads(proc.stdout)
+
+    def app(self, name: str) -> dict[str, Any]:
+        return self.get("sparkapplication", name)
+
+    def state(self, name: str) -> str:
+        return self.app(name).get("status", {}).get("applicationState", {}).get("state", "")
+
+    def pods(self, app: str, role: str) -> list[dict[str, Any]]:
+        return self.get("pods", "-l", f"{SPARK_GROUP}/app-name={app},spark-role={role}")["items"]
+
+    def running_driver(self, app: str) -> dict[str, Any] | None:
+        running = [p for p in self.pods(app, "driver") if p["status"].get("phase") == "Running"
+                   and not p["metadata"].get("deletionTimestamp")]
+        return running[0] if running else None
+
+    def describe(self, app: str) -> str:
+        status = self.app(app).get("status", {})
+        log = self.kubectl("logs", f"{app}-driver", "-n", NAMESPACE, "--tail=30")
+        return (f"SparkApplication {app}: {json.dumps(status.get('applicationState'))}, "
+                f"submissions {status.get('submissionAttempts')}, attempts {status.get('executionAttempts')}; "
+                f"driver log tail:\n{log.stdout or log.stderr}")
+
+    def node_names(self) -> set[str]:
+        proc = self.kubectl("get", "nodes", "-o", "json", check=True)
+        return {n["metadata"]["name"] for n in json.loads(proc.stdout)["items"]}
+
+
+@pytest.fixture(scope="module")
+def k8s(kubectl) -> Cluster:
+    return Cluster(kubectl)
+
+
+@pytest.fixture(scope="module")
+def streaming_app(k8s, cluster) -> str:
+    """one-to-one RUNNING (the deploy waited for it; after a redeploy it may still start)."""
+    wait_for(f"SparkApplication {STREAMING} to be RUNNING (run `make deploy STACK=local`)",
+             lambda: k8s.state(STREAMING) == "RUNNING" and k8s.running_driver(STREAMING), 600,
+             explain=lambda: k8s.describe(STREAMING))
+    return STREAMING
+
+
+@pytest.fixture(scope="module")
+def checkpoint_dir(k8s, streaming_app) -> Path:
+    """The job's checkpoint as the host sees it: the hostPath of the volume bound to the
+    application's checkpoint claim, plus the job's directory (CHECKPOINT_ROOT/<job>/main)."""
+    spec = k8s.app(streaming_app)["spec"]
+    claim = next(v["persistentVolumeClaim"]["claimName"] for v in spec["volumes"] if v["name"] == "checkpoints")
+    env = {e["name"]: e.get("value") for e in spec["driver"]["env"]}
+    mount = next(m["mountPath"] for m in spec["driver"]["volumeMounts"] if m["name"] == "checkpoints")
+    assert env["CHECKPOINT_ROOT"] == mount
+    volume = k8s.get("pvc", claim)["spec"]["volumeName"]
+    proc = k8s.kubectl("get", "pv", volume, "-o", "json", check=True)
+    host_path = Path(json.loads(proc.stdout)["spec"]["hostPath"]["path"])
+    return host_path / STREAMING / "main"
+
+
+def batch_ids(checkpoint: Path, kind: str) -> dict[int, float]:
+    """Batch id -> mtime of the checkpoint's offsets/ or commits/ files."""
+    d = checkpoint / kind
+    return {int(f.name): f.stat().st_mtime for f in d.iterdir() if f.name.isdigit()} if d.is_dir() else {}
+
+
+def source_offsets(checkpoint: Path, batch: int) -> dict[str, int]:
+    """The Kafka end offsets a batch read up to ({"<partition>": offset} of the input),
+    from its offsets file: v1, the batch metadata, then one JSON line per source."""
+    lines = (checkpoint / "offsets" / str(batch)).read_text().splitlines()
+    return json.loads(lines[2])["weather.readings"]
+
+
+def rows_of(run: str) -> tuple[int, int]:
+    """(rows, distinct (sensor, seq)) of a run in one-to-one's table."""
+    return pg.query(f"SELECT count(*), count(DISTINCT (sensor, seq)) FROM {TABLE} WHERE run = %s", (run,))[0]
+
+
+def test_driver_and_executor_pods_run_on_the_kubelet(k8s, streaming_app):
+    nodes = k8s.node_names()
+    for app in (STREAMING, "exactly-once"):
+        wait_for(f"{app} RUNNING with a running driver", lambda a=app: k8s.running_driver(a), 600,
+                 explain=lambda a=app: k8s.describe(a))
+        driver = k8s.running_driver(app)
+        assert driver["spec"]["nodeName"] in nodes
+        assert all(c["ready"] for c in driver["status"]["containerStatuses"]), driver["status"]
+        # The image `make image` built, imported into containerd (pullPolicy Never).
+        assert "kafka-patterns-spark:" in driver["spec"]["containers"][0]["image"]
+        executors = wait_for(f"{app}'s executor pods to run",
+                             lambda a=app: [p for p in k8s.pods(a, "executor")
+                                            if p["status"].get("phase") == "Running"],
+                             300, explain=lambda a=app: k8s.describe(a))
+        assert all(p["spec"]["nodeName"] in nodes for p in executors)
+        # A tenth of a core requested (values-local.yaml): the 2-core node fits them all.
+        requests = driver["spec"]["containers"][0]["resources"]["requests"]
+        assert requests["cpu"] == "100m", requests
+
+
+@pytest.mark.timeout(1200)
+def test_a_deleted_driver_is_resubmitted_and_resumes_from_its_checkpoint(k8s, streaming_app, checkpoint_dir):
+    # Some readings through the running application, so that its checkpoint holds batches.
+    before_run = generator.produce("weather.readings", 200, rate=200)
+    assert not before_run.errors, before_run.errors
+    wait_for("the first readings in PostgreSQL", lambda: rows_of(before_run.run)[1] == len(before_run.acked), 300,
+             explain=lambda: k8s.describe(STREAMING))
+    wait_for(f"a committed batch in {checkpoint_dir}/commits", lambda: batch_ids(checkpoint_dir, "commits"), 60)
+    commits_before = batch_ids(checkpoint_dir, "commits")
+    last_batch = max(commits_before)
+    offsets_before = source_offsets(checkpoint_dir, last_batch)
+    app_before = k8s.app(STREAMING)["status"]
+    driver = k8s.running_driver(STREAMING)
+    old_uid = driver["metadata"]["uid"]
+
+    # The driver goes, as on a lost node; readings keep coming while nothing reads them.
+    deleted_at = time.time()
+    k8s.kubectl("delete", "pod", driver["metadata"]["name"], "-n", NAMESPACE, "--grace-period=1", "--wait=false",
+                check=True)
+    meanwhile = generator.produce("weather.readings", 500, rate=100)
+    assert not meanwhile.errors, meanwhile.errors
+
+    def new_driver():
+        pod = k8s.running_driver(STREAMING)
+        return pod if pod and pod["metadata"]["uid"] != old_uid and k8s.state(STREAMING) == "RUNNING" else None
+
+    pod = wait_for("the operator to run a new driver", new_driver, 600, explain=lambda: k8s.describe(STREAMING))
+    restarted = time.time() - deleted_at
+    app_after = k8s.app(STREAMING)["status"]
+    assert app_after["submissionAttempts"] > app_before["submissionAttempts"] or \
+        app_after["lastSubmissionAttemptTime"] != app_before["lastSubmissionAttemptTime"], (app_before, app_after)
+
+    # Every reading produced while the driver was gone arrives, once.
+    wait_for("the readings produced meanwhile in PostgreSQL",
+             lambda: rows_of(meanwhile.run)[1] == len(meanwhile.acked), 600,
+             explain=lambda: f"{rows_of(meanwhile.run)} of {len(meanwhile.acked)}; " + k8s.describe(STREAMING))
+    caught_up = time.time() - deleted_at
+    assert rows_of(meanwhile.run) == (len(meanwhile.acked), len(meanwhile.acked)), "duplicated readings"
+    assert rows_of(before_run.run) == (len(before_run.acked), len(before_run.acked))
+
+    # The new driver went on in the same checkpoint, on the volume: batch ids after the
+    # last one committed before the deletion (a fresh checkpoint would start at 0 in a
+    # directory of its own), the old commits untouched, and its first batch reading on
+    # from the offsets the old driver had reached (not from the earliest).
+    commits_after = batch_ids(checkpoint_dir, "commits")
+    new = sorted(b for b, mtime in commits_after.items() if mtime >= deleted_at)
+    assert new, f"no batch committed in {checkpoint_dir} by the new driver {pod['metadata']['name']}"
+    assert min(new) >= last_batch, (last_batch, new)
+    assert any(b > last_batch for b in new), (last_batch, new)
+    assert all(commits_after[b] == commits_before[b] for b in commits_before if b < last_batch)
+    first = source_offsets(checkpoint_dir, min(b for b in new if b > last_batch))
+    assert all(first[p] >= offsets_before[p] for p in offsets_before), (offsets_before, first)
+    print(f"\n{STREAMING}: driver {driver['metadata']['name']} deleted; a new driver ran after {restarted:.0f}s, "
+          f"the {len(meanwhile.acked)} readings produced meanwhile were in PostgreSQL after {caught_up:.0f}s; "
+          f"checkpoint batches {sorted(commits_before)[0]}..{last_batch} before, {new} by the new driver")
+
+
+@pytest.mark.timeout(1800)
+def test_the_scheduled_application_fires_on_its_schedule_and_its_runs_complete(k8s, cluster):
+    scheduled = k8s.get("scheduledsparkapplication", SCHEDULED)
+    schedule = scheduled["spec"]["schedule"]
+    assert schedule == "@every 1m", f"values-local.yaml fires {SCHEDULED} every minute, found {schedule!r}"
+    wait_for(f"ScheduledSparkApplication {SCHEDULED} to be Scheduled",
+             lambda: k8s.get("scheduledsparkapplication", SCHEDULED).get("status", {}).get("scheduleState")
+             == "Scheduled", 120)
+    # New input for the runs to aggregate.
+    produced = generator.produce("weather.readings", 300)
+    assert not produced.errors, produced.errors
+    started = time.time()
+
+    def runs() -> dict[str, dict[str, Any]]:
+        """This schedule's runs (SparkApplications it owns), created since the test began."""
+        out = {}
+        for app in k8s.get("sparkapplications")["items"]:
+            owners = app["metadata"].get("ownerReferences", [])
+            created = datetime.fromisoformat(app["metadata"]["creationTimestamp"].replace("Z", "+00:00")).timestamp()
+            if any(o["kind"] == "ScheduledSparkApplication" and o["name"] == SCHEDULED for o in owners) \
+                    and created >= started - 1:
+                out[app["metadata"]["name"]] = app
+        return out
+
+    completed: dict[str, float] = {}
+    failed: set[str] = set()
+
+    def two_completed() -> bool:
+        for name, app in runs().items():
+            state = app.get("status", {}).get("applicationState", {}).get("state")
+            if state == "COMPLETED":
+                completed.setdefault(name, time.time())
+            elif state in ("FAILED", "SUBMISSION_FAILED"):
+                failed.add(name)
+        return len(completed) >= 2
+
+    def explain() -> str:
+        status = k8s.get("scheduledsparkapplication", SCHEDULED).get("status", {})
+        last = status.get("lastRunName")
+        return (f"completed {sorted(completed)}, failed {sorted(failed)}; schedule status {json.dumps(status)}"
+                + (f"; {k8s.describe(last)}" if last else ""))
+
+    wait_for(f"two runs of {SCHEDULED} to complete", two_completed, 1500, interval=5, explain=explain)
+    print(f"\n{SCHEDULED}: runs completed {', '.join(f'{n} after {t - started:.0f}s' for n, t in completed.items())}")
+    assert not failed, explain()
+    # Fired by the schedule: runs one after the other (concurrencyPolicy Forbid), the
+    # schedule's status names them.
+    status = k8s.get("scheduledsparkapplication", SCHEDULED)["status"]
+    assert status["lastRun"] and status["nextRun"]
+    assert set(completed) & {*status.get("pastSuccessfulRunNames", []), status.get("lastRunName")}
+    # The runs read Kafka as their catalogue user and wrote their ledger: the readings
+    # produced above are aggregated by some run (batch_runs counts each run's records).
+    rows = pg.query("SELECT count(*), max(finished_at) FROM batch_runs WHERE ledger_key = %s", (SCHEDULED,))
+    assert rows[0][0] >= 1 and rows[0][1].timestamp() >= started, rows
