@@ -32,23 +32,30 @@ def streaming(job: str, records: int = 3_000, rate: float = 150, order: Order = 
     run_id = base.new_run()
     key = f"{job} on kubernetes" + (f", driver deleted x{driver_kills}" if driver_kills else "")
     base.progress(f"{key}: producing {records} readings to {topic} at {rate:.0f}/s")
-    produced: dict[str, generator.Produced] = {}
-    producer = threading.Thread(target=lambda: produced.setdefault(
-        "out", generator.produce(topic, records, rate=rate, run=run_id)), daemon=True)
-    producer.start()
+    # The readings go out in driver_kills + 1 chunks; the k-th deletion lands while
+    # chunk k is still arriving, so later chunks are not even produced yet: every
+    # deletion is mid-stream, however long a restart takes.
+    chunk = records // (driver_kills + 1)
+    acked: list = []
     kills, rows_at_kills = [], []
-    for k in range(driver_kills):
-        target = records * (k + 1) // (driver_kills + 1)
-        n = base.wait_for_rows(distinct_rows_sql(table), (run_id,), target, timeout,
-                               f"{job} to write {target} of the run's rows")
-        pod = kube.delete_driver(job)
-        rows_at_kills.append(n)
-        kills.append(f"driver {pod} deleted at {n}/{records} rows")
-        base.progress(f"{key}: {kills[-1]}")
-    producer.join(timeout)
-    if "out" not in produced:
-        raise TimeoutError(f"producing {records} readings to {topic} took longer than {timeout:.0f}s")
-    acked = produced["out"].acked
+    for k in range(driver_kills + 1):
+        count = chunk if k < driver_kills else records - chunk * driver_kills
+        produced: dict[str, generator.Produced] = {}
+        producer = threading.Thread(target=lambda c=count, s=k * chunk, out=produced: out.setdefault(
+            "out", generator.produce(topic, c, rate=rate, run=run_id, seq_start=s)), daemon=True)
+        producer.start()
+        if k < driver_kills:
+            target = k * chunk + count // 2
+            n = base.wait_for_rows(distinct_rows_sql(table), (run_id,), target, timeout,
+                                   f"{job} to write {target} of the run's rows")
+            pod = kube.delete_driver(job)
+            rows_at_kills.append(n)
+            kills.append(f"driver {pod} deleted at {n}/{records} rows")
+            base.progress(f"{key}: {kills[-1]}")
+        producer.join(timeout)
+        if "out" not in produced:
+            raise TimeoutError(f"producing {count} readings to {topic} took longer than {timeout:.0f}s")
+        acked += produced["out"].acked
     # Every acked reading present once means every offset of the run was processed,
     # so a micro-batch replayed after a restart has already written its copies.
     base.wait_for_rows(distinct_rows_sql(table), (run_id,), len(acked), timeout,
