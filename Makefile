@@ -20,8 +20,11 @@ export PATH := $(VENV)/bin:$(PATH)
 export PYTHONPATH := $(ROOT)/spark-jobs/src
 
 PLAYBOOK := ansible-playbook -i $(INVENTORY)
+# make client-config USER=<name>: USER from the command line only (the shell's $USER is
+# the login name, not a Kafka user).
+USER_NAME := $(if $(filter command line,$(origin USER)),$(USER))
 
-.PHONY: help setup up down clean status bootstrap demo patterns run test test-unit test-infra test-integration test-faults test-kube lint
+.PHONY: help setup up restart down clean status bootstrap client-config demo patterns run test test-unit test-infra test-security test-integration test-faults test-kube lint
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -57,17 +60,25 @@ $(CACHE)/setup.stamp: $(VENV)/.installed $(SETUP_INPUTS)
 up: setup ## start 3 KRaft nodes, Connect and PostgreSQL (idempotent)
 	@$(PLAYBOOK) $(ROOT)/ansible/playbooks/site.yml
 
+restart: setup ## rolling restart of the Kafka nodes, one at a time, each gated on no under-replicated partitions
+	@$(PLAYBOOK) $(ROOT)/ansible/playbooks/restart.yml
+
 down: setup ## stop everything `make up` started; data is kept
 	@$(PLAYBOOK) $(ROOT)/ansible/playbooks/stop.yml
 
 clean: ## stop everything and remove the data (the download cache stays)
 	@if [ -x $(PY) ] && [ -d $(ROOT)/.run/kube ]; then $(MAKE) kube-down; fi
+	@if [ -x $(PY) ] && [ -d $(ROOT)/.run/hosts ]; then $(MAKE) hosts-down; fi
 	@if [ -x $(PY) ]; then $(PLAYBOOK) $(ROOT)/ansible/playbooks/stop.yml -e purge_data=true; fi
 	@if [ -x $(PY) ]; then ansible -i $(INVENTORY) 'all[0]' -m ansible.builtin.include_role -a name=host_bridge -e host_bridge_state=absent >/dev/null || { echo "could not delete the project bridge: ip link delete dev kpbr0" >&2; exit 1; }; fi
 	@rm -rf $(ROOT)/.run
 
 status: setup ## nodes and roles, quorum, topics with ISR, Connect plugins, PostgreSQL
 	@$(PY) -m kafka_patterns.status
+
+client-config: setup ## write a client properties file for a catalogue user and print kcat flags: make client-config USER=<name>
+	@test -n "$(USER_NAME)" || { echo "USER is not set: make client-config USER=<name> (a job or user of spark-jobs/catalogue.yaml, or admin)" >&2; exit 2; }
+	@$(PY) -m kafka_patterns.credentials client-config $(USER_NAME)
 
 bootstrap: setup ## print the bootstrap servers (use with make -s)
 	@$(PY) -m kafka_patterns.inventory bootstrap
@@ -89,7 +100,8 @@ PYTEST := $(PY) -m pytest -c $(ROOT)/tests/pytest.ini --rootdir $(ROOT)
 test: setup ## every test tier; starts the cluster if needed and stops what it started
 	@started=no; \
 	if ! $(PY) -m kafka_patterns.inventory is-up; then $(MAKE) up; started=yes; fi; \
-	rc=0; $(MAKE) -k test-iac test-unit test-infra test-integration test-faults test-kube || rc=$$?; \
+	rc=0; $(MAKE) -k test-iac test-unit test-infra test-security test-integration test-faults test-kube test-hosts-chaos \
+	  || rc=$$?; \
 	if [ $$started = yes ]; then echo "==> stopping the cluster this run started"; $(MAKE) down; fi; \
 	exit $$rc
 
@@ -98,6 +110,9 @@ test-unit: setup ## unit tests and the clear-error checks (no cluster needed)
 
 test-infra: setup ## testinfra checks of the running cluster through the Ansible inventory
 	@$(PYTEST) $(ROOT)/tests/infra --ansible-inventory=$(INVENTORY)
+
+test-security: setup ## every refusal of the secure default (Kafka listeners, ACLs, Connect REST), counted
+	@$(PYTEST) $(ROOT)/tests/security
 
 test-integration: setup ## guarantee tests against the running cluster
 	@$(PYTEST) $(ROOT)/tests/integration
@@ -186,6 +201,77 @@ kubeconfig: ## print the local Kubernetes' admin kubeconfig path (use with make 
 	@test -f $(KUBE_ADMIN_KUBECONFIG) && start-stop-daemon --status --pidfile $(ROOT)/.run/kube/run/kube-apiserver.pid || \
 	  { echo "the local Kubernetes is not running: run make kube-up" >&2; exit 1; }
 	@echo $(KUBE_ADMIN_KUBECONFIG)
+
+# --- the hosts topology (network namespaces) ---------------------------------
+# inventories/example-hosts for real: 3 controllers, 3 brokers, Connect and PostgreSQL,
+# one per test host of this machine (a network namespace each, with its own sshd, on
+# bridge kphosts0, 198.18.0.0/24), deployed over SSH by site.yml through the inventory
+# role netns_hosts generates (.run/hosts/inventory). The services run as user kafka
+# (PostgreSQL as postgres). Quiet: the plays as progress, everything in .run/logs/hosts-*.log.
+HOSTS_INVENTORY := $(ROOT)/.run/hosts/inventory
+HOSTS_LOGS := $(ROOT)/.run/logs
+# Succeeds when Ansible reaches every test host over SSH. Asks only when the bridge
+# has its address: without it, 198.18.0.0/24 would go out by the default route.
+hosts_reachable = { test -f $(HOSTS_INVENTORY)/hosts.yml && \
+	ip -o -4 addr show dev kphosts0 2>/dev/null | grep -q ' 198\.18\.0\.1/24 ' && \
+	ansible -i $(HOSTS_INVENTORY) all -m ansible.builtin.ping -o -T 5 >/dev/null 2>&1; }
+# $(call hosts_run,<log>,<command>): the command's output appended to <log>, its plays
+# and its closing RESULT line shown; on failure, the end of the log.
+hosts_run = if ! { $(2); } 2>&1 | tee -a $(1) | \
+	{ grep --line-buffered -E '^(PLAY \[|RESULT:)' | sed -u -E 's/^PLAY \[(.*)\] \**$$/  \1/; s/^/  /' || true; }; then \
+	echo "failed; the end of $(1):" >&2; tail -n 40 $(1) >&2; exit 1; fi
+
+.PHONY: hosts-up hosts-down test-hosts
+
+hosts-up: setup ## the example-hosts topology on test hosts here (netns + sshd), site.yml over SSH (idempotent)
+	@mkdir -p $(HOSTS_LOGS); log=$(HOSTS_LOGS)/hosts-up.log; : > $$log; \
+	echo "==> test hosts: network namespaces with sshd on bridge kphosts0 (log: $$log)"; \
+	$(call hosts_run,$$log,$(PLAYBOOK) $(ROOT)/ansible/playbooks/hosts-up.yml); \
+	echo "==> site.yml over SSH, inventory $(HOSTS_INVENTORY)"; \
+	$(call hosts_run,$$log,ansible-playbook -i $(HOSTS_INVENTORY) $(ROOT)/ansible/playbooks/site.yml); \
+	echo "==> the hosts are up in $${SECONDS}s: ansible -i $(HOSTS_INVENTORY) all -m ping"
+
+hosts-down: setup ## stop the services on the test hosts and delete the hosts; nothing keeps running (data stays)
+	@mkdir -p $(HOSTS_LOGS); log=$(HOSTS_LOGS)/hosts-down.log; : > $$log; \
+	if ip netns list 2>/dev/null | grep -q '^kp-' && $(hosts_reachable); then \
+	  echo "==> stopping the services on the test hosts (stop.yml, log: $$log)"; \
+	  ( $(call hosts_run,$$log,ansible-playbook -i $(HOSTS_INVENTORY) $(ROOT)/ansible/playbooks/stop.yml) ) || \
+	    echo "    some services did not stop cleanly: they are killed with their hosts" >&2; \
+	fi; \
+	echo "==> deleting the test hosts (namespaces, veths, bridge kphosts0)"; \
+	$(call hosts_run,$$log,$(PLAYBOOK) $(ROOT)/ansible/playbooks/hosts-down.yml)
+
+test-hosts: setup ## tests/hosts against the test hosts: hosts-up when down, hosts-down after when it started them
+	@started=no; \
+	if ! $(hosts_reachable); then $(MAKE) hosts-up; started=yes; fi; \
+	rc=0; KP_HOSTS_STARTED_BY_TEST=$$started $(PYTEST) $(ROOT)/tests/hosts --ansible-inventory=$(HOSTS_INVENTORY) || rc=$$?; \
+	if [ $$started = yes ]; then echo "==> deleting the test hosts this run started"; $(MAKE) hosts-down; fi; \
+	exit $$rc
+
+# Broker faults judged by Kafka's VerifiableProducer/VerifiableConsumer (tests/chaos),
+# on the hosts topology: each scenario CHAOS_RUNS times (6 scenarios x 4 = 24 runs of at
+# least 100,000 acknowledged records each).
+CHAOS_RUNS ?= 4
+chaos_sh = CHAOS_RUNS=$(1) PLATFORM_INVENTORY=$(HOSTS_INVENTORY) $(PYTEST) $(ROOT)/tests/chaos
+
+.PHONY: test-chaos test-hosts-chaos
+
+test-chaos: setup ## broker faults on the hosts topology (hosts-up when down): CHAOS_RUNS per scenario, the fault table
+	@started=no; \
+	if ! $(hosts_reachable); then $(MAKE) hosts-up; started=yes; fi; \
+	rc=0; $(call chaos_sh,$(CHAOS_RUNS)) || rc=$$?; \
+	if [ $$started = yes ]; then echo "==> deleting the test hosts this run started"; $(MAKE) hosts-down; fi; \
+	exit $$rc
+
+# What `make test` runs on the hosts topology: every fault scenario once, then tests/hosts
+# (whose last test takes the hosts down again when this target started them).
+test-hosts-chaos: setup ## hosts-up when down, every broker fault scenario once, tests/hosts, hosts-down
+	@started=no; \
+	if ! $(hosts_reachable); then $(MAKE) hosts-up; started=yes; fi; \
+	rc=0; $(call chaos_sh,1) || rc=$$?; \
+	KP_HOSTS_STARTED_BY_TEST=$$started $(PYTEST) $(ROOT)/tests/hosts --ansible-inventory=$(HOSTS_INVENTORY) || rc=$$?; \
+	if [ $$started = yes ] && ip netns list 2>/dev/null | grep -q '^kp-'; then $(MAKE) hosts-down; fi; \
+	exit $$rc
 
 # --- bench --------------------------------------------------------------------
 .PHONY: bench

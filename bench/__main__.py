@@ -29,6 +29,9 @@ def host() -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # The bench's own catalogue user (its topics, groups and the pipelines' inputs); the
+    # benchmarked jobs run as themselves (bench/pipeline.py).
+    os.environ.setdefault("KP_KAFKA_USER", "bench")
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--quick", action="store_true", default=os.environ.get("QUICK", "") not in ("", "0"),
                    help="reduced grid, under 3 minutes (also QUICK=1)")

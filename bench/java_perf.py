@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from kafka_patterns import clients
+from kafka_patterns import clients, credentials
 from kafka_patterns.kafka_tool import kafka_tool_path
 
 PRODUCER = "org.apache.kafka.tools.ProducerPerformance"
@@ -74,6 +74,7 @@ def parse_consumer(stdout: str) -> dict[str, float]:
 def produce(topic: str, count: int, size: int, props: dict[str, str]) -> dict[str, float]:
     cmd = [*java_command(PRODUCER), "--bootstrap-server", clients.bootstrap_servers(), "--topic", topic,
            "--num-records", str(count), "--record-size", str(size), "--throughput", "-1",
+           "--command-config", str(credentials.java_properties()),
            "--command-property", *[f"{k}={v}" for k, v in props.items()]]
     out, wall = _run(cmd, timeout=120 + count / 2_000, what="ProducerPerformance")
     return {**parse_producer(out), "wall_s": wall}
@@ -81,7 +82,8 @@ def produce(topic: str, count: int, size: int, props: dict[str, str]) -> dict[st
 
 def consume(topic: str, count: int, group: str) -> dict[str, float]:
     cmd = [*java_command(CONSUMER), "--bootstrap-server", clients.bootstrap_servers(), "--topic", topic,
-           "--num-records", str(count), "--group", group, "--timeout", "30000"]
+           "--num-records", str(count), "--group", group, "--timeout", "30000",
+           "--command-config", str(credentials.java_properties())]
     out, wall = _run(cmd, timeout=120 + count / 5_000, what="ConsumerPerformance")
     result = parse_consumer(out)
     if result["records"] < count:

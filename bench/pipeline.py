@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from bench import stats
 from bench.runner import progress
-from kafka_patterns import catalogue, clients, pg
+from kafka_patterns import catalogue, clients, credentials, pg
 from kafka_patterns.readings import Reading, station_of
 from kafka_patterns.scenarios import base
 
@@ -87,7 +87,9 @@ class JobThread(threading.Thread):
 
     def run(self) -> None:
         try:
-            importlib.import_module(catalogue.jobs()[self.job]["module"]).main(self.args)
+            # A thread starts without the caller's context: the job's identity is set here.
+            with credentials.as_user(self.job):
+                importlib.import_module(catalogue.jobs()[self.job]["module"]).main(self.args)
         except Exception as e:
             self.error = e
 

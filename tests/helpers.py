@@ -58,3 +58,25 @@ class FakeMessage:
 
     def delivery_count(self) -> int:
         return self._n
+
+
+def first_error(config: dict, timeout: float = 30):
+    """The first error a Kafka client with this config meets (it must meet one), and it
+    learns no metadata: the refusal checks of tests/security and tests/infra."""
+    import pytest
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    from kafka_patterns import clients
+
+    errors: list = []
+    admin = AdminClient({**config, "error_cb": errors.append, "log_level": 0})  # refusals are expected here
+
+    def reported():
+        admin.poll(0.5)  # the client connects at once; poll serves error_cb
+        return errors
+
+    error = clients.wait_until(reported, timeout=timeout, what="a client error")[0]
+    with pytest.raises(KafkaException):  # and it learns nothing
+        admin.list_topics(timeout=2)
+    return error

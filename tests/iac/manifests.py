@@ -79,16 +79,16 @@ def output_topics(job: dict[str, Any]) -> list[str]:
 
 def catalogue_acls(job: dict[str, Any]) -> set[tuple[str, str | None, str, str]]:
     """The ACLs the catalogue promises a job (its header): Read + Describe on its inputs
-    and Read on its group (named after the job), Write + Describe on its output
+    and Read on its groups (prefixed with the job's name), Write + Describe on its output
     topics, and for a transactional job its transactional id and IdempotentWrite."""
-    acls = {("group", job["name"], "literal", "Read")}
+    acls = {("group", job["name"], "prefix", "Read")}
     for topic in job["inputs"]:
         acls |= {("topic", topic, "literal", "Read"), ("topic", topic, "literal", "Describe")}
     for topic in output_topics(job):
         acls |= {("topic", topic, "literal", "Write"), ("topic", topic, "literal", "Describe")}
     if job.get("transactional"):
-        acls |= {("transactionalId", job["name"], "literal", "Write"),
-                 ("transactionalId", job["name"], "literal", "Describe"),
+        acls |= {("transactionalId", job["name"], "prefix", "Write"),
+                 ("transactionalId", job["name"], "prefix", "Describe"),
                  ("cluster", None, "literal", "IdempotentWrite")}
     return acls
 

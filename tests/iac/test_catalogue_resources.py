@@ -39,8 +39,10 @@ def test_no_user_gets_more_than_least_privilege(rendered, variant):
         for rtype, rname, pattern, op in user_acls(user):
             assert op != "All" and rname != "*", (name, rtype, rname, op)
             assert rtype != "cluster" or op == "IdempotentWrite", (name, rtype, op)
-            # Only Connect has prefixed ACLs: its own internal topics and the CDC topics.
-            assert pattern == "literal" or name == connect, (name, rtype, rname)
+            # Prefixed ACLs: Connect's (its internal topics and the CDC topics) and a
+            # job's groups and transactional ids, which carry the job's name.
+            named_after_job = rtype in ("group", "transactionalId") and rname == name
+            assert pattern == "literal" or name == connect or named_after_job, (name, rtype, rname)
 
 
 @pytest.mark.parametrize("variant", STRIMZI_VARIANTS)

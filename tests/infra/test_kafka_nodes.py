@@ -26,9 +26,34 @@ def test_the_node_runs_one_kafka_process(host, hostvars):
     assert proc.user == host.user().name
 
 
-def test_the_node_listens_on_its_broker_and_controller_ports(host, hostvars):
-    for port in (hostvars["kafka_broker_port"], hostvars["kafka_controller_port"]):
+def test_the_node_listens_on_its_client_replication_and_controller_ports(host, hostvars):
+    for port in (hostvars["kafka_broker_port"], hostvars["kafka_replication_port"], hostvars["kafka_controller_port"]):
         assert host.socket(f"tcp://127.0.0.1:{port}").is_listening, port
+
+
+def test_every_listener_is_encrypted_and_authenticated(host, hostvars):
+    props = server_properties(host, hostvars["inventory_hostname"])
+    protocols = dict(entry.split(":") for entry in props["listener.security.protocol.map"].split(","))
+    assert set(protocols.values()) <= {"SSL", "SASL_SSL"}, protocols
+    used = {listener.split("://")[0] for listener in props["listeners"].split(",")}
+    assert used <= set(protocols), used
+    # Mutual TLS between nodes; SCRAM-SHA-512 for every client listener.
+    for name, protocol in protocols.items():
+        if protocol == "SSL":
+            assert props[f"listener.name.{name.lower()}.ssl.client.auth"] == "required", name
+        else:
+            assert props[f"listener.name.{name.lower()}.sasl.enabled.mechanisms"] == "SCRAM-SHA-512", name
+    assert props["inter.broker.listener.name"] == "REPLICATION"
+    assert protocols[props["controller.listener.names"]] == "SSL"
+
+
+def test_only_the_admin_and_the_nodes_are_super_users(host, hostvars):
+    props = server_properties(host, hostvars["inventory_hostname"])
+    assert props["authorizer.class.name"] == "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+    assert props["allow.everyone.if.no.acl.found"] == "false"
+    supers = props["super.users"].split(";")
+    assert "User:admin" in supers and "User:ANONYMOUS" not in supers
+    assert all(s == "User:admin" or s.startswith("User:CN=") for s in supers), supers
 
 
 def test_server_properties_carry_the_guarantee_settings(host, hostvars, cat):

@@ -3,8 +3,8 @@ bridge, with TLS from the project CA, SCRAM-SHA-512 as the catalogue job's user 
 the ACLs the chart gives its KafkaUser; and the material `make up` exports for
 Kubernetes Secrets (.run/pods-access).
 
-The loopback PLAINTEXT listeners stay open (principal ANONYMOUS, a super user) until
-issue 10 closes them; the rest of the infra and integration tiers use those."""
+The refusals of every listener (CLIENT, REPLICATION, CONTROLLER, PODS) are counted
+in tests/security."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from confluent_kafka.admin import (
     ScramMechanism,
 )
 
-from helpers import LOCAL_INVENTORY, ROOT, VENV_BIN, ansible_env, parse_properties, reading
+from helpers import LOCAL_INVENTORY, ROOT, VENV_BIN, ansible_env, first_error, parse_properties, reading
 from kafka_patterns import clients
 
 ACCESS = ROOT / ".run" / "pods-access"
@@ -88,21 +88,6 @@ def pods_config(bootstrap: str, user: str, secret: str, **more: Any) -> dict[str
             "socket.timeout.ms": 10000, **more}
 
 
-def first_error(config: dict[str, Any], timeout: float = TIMEOUT) -> KafkaError:
-    """The first error a client with this config meets (it must meet one)."""
-    errors: list[KafkaError] = []
-    admin = AdminClient({**config, "error_cb": errors.append, "log_level": 0})  # refusals are expected here
-
-    def reported():
-        admin.poll(0.5)  # the client connects at once; poll serves error_cb
-        return errors
-
-    error = clients.wait_until(reported, timeout=timeout, what="a client error")[0]
-    with pytest.raises(KafkaException):  # and it learns nothing
-        admin.list_topics(timeout=2)
-    return error
-
-
 @pytest.fixture(scope="module")
 def job(cat) -> dict[str, Any]:
     """A job with Kafka inputs and Kafka outputs, not transactional (so that producing as
@@ -124,7 +109,7 @@ def test_the_exported_material_is_complete_and_private(access, cat, inventory_va
     assert "BEGIN CERTIFICATE" in (access / "ca.crt").read_text()
     module = load_kafka_users_module()
     users = {p.name.removesuffix(".password") for p in (access / "users").glob("*.password")}
-    assert users == {module.k8s_name(j["name"]) for j in cat["jobs"]}
+    assert users == {module.k8s_name(j["name"]) for j in cat["jobs"]} | {u["name"] for u in cat["users"]}
     for user in users:
         secret = password(user)
         assert len(secret) == 32 and secret.isalnum(), user
@@ -146,9 +131,10 @@ def test_no_broker_file_holds_a_password(access, cluster):
         text = (ROOT / ".run" / "kafka" / node.name / "server.properties").read_text()
         assert not [s for s in secrets if s in text], node.name
         props = parse_properties(text)
-        assert props["listener.name.pods.sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
-        assert "password" not in props["listener.name.pods.scram-sha-512.sasl.jaas.config"]
-        keystore = Path(props["listener.name.pods.ssl.keystore.location"])
+        for listener in ("client", "pods"):
+            assert props[f"listener.name.{listener}.sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
+            assert "password" not in props[f"listener.name.{listener}.scram-sha-512.sasl.jaas.config"]
+        keystore = Path(props["ssl.keystore.location"])
         assert stat.S_IMODE(keystore.stat().st_mode) == 0o600, keystore
 
 
@@ -193,9 +179,9 @@ def test_an_unknown_user_is_refused(bootstrap):
 
 def test_every_job_user_and_the_admin_have_a_scram_sha_512_credential(access, cat):
     module = load_kafka_users_module()
-    admin = clients.admin()  # kept referenced until the result is in
+    admin = clients.admin("admin")  # kept referenced until the result is in
     described = admin.describe_user_scram_credentials().result(timeout=TIMEOUT)
-    for user in [module.k8s_name(j["name"]) for j in cat["jobs"]] + ["admin"]:
+    for user in [module.k8s_name(j["name"]) for j in cat["jobs"]] + [u["name"] for u in cat["users"]] + ["admin"]:
         assert user in described, user
         assert {i.mechanism for i in described[user].scram_credential_infos} == {ScramMechanism.SCRAM_SHA_512}, user
 
@@ -212,8 +198,8 @@ def test_the_cluster_holds_exactly_the_acls_of_the_charts_kafka_users(cat):
     """The kafka_users module derives them as the chart's KafkaUser template does
     (tests/iac/test_local_and_kubernetes_agree.py); here: the running cluster has them."""
     module = load_kafka_users_module()
-    want = module.desired_users(cat["jobs"])
-    admin = clients.admin()
+    want = module.desired_users(cat["jobs"], cat["users"])
+    admin = clients.admin("admin")
     every = admin.describe_acls(
         AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
                          AclPermissionType.ANY)).result(timeout=TIMEOUT)
@@ -226,7 +212,8 @@ def test_the_cluster_holds_exactly_the_acls_of_the_charts_kafka_users(cat):
         assert (b.permission_type, b.host) == (AclPermissionType.ALLOW, "*"), b
         rtype = types[b.restype.name]
         op = "".join(w.capitalize() for w in b.operation.name.split("_"))
-        have[user].add((rtype, None if rtype == "cluster" else b.name, b.resource_pattern_type.name.lower(), op))
+        patterns = {v: k for k, v in module.PATTERN_TYPES.items()}
+        have[user].add((rtype, None if rtype == "cluster" else b.name, patterns[b.resource_pattern_type.name], op))
     assert have == want
     assert not [b for b in every if b.principal == "User:admin"], "admin is a super user and needs no ACL"
 
@@ -236,7 +223,7 @@ def test_a_job_user_produces_to_its_output_and_consumes_its_input_over_tls(boots
     value = json.dumps(reading(1, run=f"pods-access-{run}")).encode()
     source, sink = job["inputs"][0], next(o for o in job["outputs"] if not o.startswith("postgres:"))
 
-    # Into its input through the loopback listener (a super user there), then read back as the job.
+    # Into its input as the scenario driver through loopback, then read back as the job.
     offsets: list[tuple[int, int]] = []
     feeder = clients.producer()
     feeder.produce(source, key=run.encode(), value=value,

@@ -53,14 +53,18 @@ def test_expected_row_applies_the_same_rule():
 def test_connector_configs_take_the_connection_from_the_inventory():
     cluster = inventory.Cluster((), ("http://c:8083",), "db.host", 5433, "patterns", "app", "app-pw", None,
                                 "repl", "repl-pw")
-    source = connect.connector_config(connect.specs()["stations-source"], cluster)
+    source = connect.connector_config(connect.specs()["stations-source"], cluster, secrets_file="/s/c.properties")
     assert source["connector.class"] == "io.debezium.connector.postgresql.PostgresConnector"
     assert (source["database.hostname"], source["database.port"], source["database.user"],
-            source["database.password"]) == ("db.host", "5433", "repl", "repl-pw")
+            source["database.password"]) == ("db.host", "5433", "repl",
+                                             "${file:/s/c.properties:postgresql.replication.password}")
     assert source["table.include.list"] == "public.stations"
-    sink = connect.connector_config(connect.specs()["stations-sink"], cluster)
+    sink = connect.connector_config(connect.specs()["stations-sink"], cluster, secrets_file="/s/c.properties")
     assert sink["connection.url"] == "jdbc:postgresql://db.host:5433/patterns"
-    assert (sink["connection.username"], sink["connection.password"]) == ("app", "app-pw")
+    assert (sink["connection.username"], sink["connection.password"]) == (
+        "app", "${file:/s/c.properties:postgresql.app.password}")
+    # The passwords themselves never go into a connector config.
+    assert not [v for v in {**source, **sink}.values() if "pw" in v.split(":")[-1] and "$" not in v]
     assert sink["value.converter.schemas.enable"] == "true"
     assert all(isinstance(v, str) for v in {**source, **sink}.values())
 

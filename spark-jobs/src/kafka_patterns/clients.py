@@ -1,9 +1,10 @@
 """confluent-kafka clients with the platform's guarantee defaults.
 
 Bootstrap servers come from KAFKA_BOOTSTRAP_SERVERS (set on Kubernetes) or else
-from the Ansible inventory of the local cluster. Extra client settings (TLS, SCRAM)
-can be passed as KAFKA_CLIENT_* environment variables, e.g.
-KAFKA_CLIENT_SASL_MECHANISM=SCRAM-SHA-512 -> sasl.mechanism.
+from the Ansible inventory of the local cluster. Security settings come from
+KAFKA_CLIENT_* environment variables where they are set (the chart sets them, e.g.
+KAFKA_CLIENT_SASL_MECHANISM=SCRAM-SHA-512 -> sasl.mechanism); otherwise a client
+connects over SASL_SSL as its catalogue user (kafka_patterns.credentials).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient
 
-from kafka_patterns import settings
+from kafka_patterns import credentials, settings
 
 
 def bootstrap_servers() -> str:
@@ -26,8 +27,17 @@ def bootstrap_servers() -> str:
     return inventory.load().bootstrap_servers
 
 
-def base_config() -> dict[str, Any]:
-    return {"bootstrap.servers": bootstrap_servers(), **settings.kafka_client_overrides()}
+def security_settings(user: str | None = None) -> dict[str, str]:
+    """TLS and SASL settings: KAFKA_CLIENT_* when given (Kubernetes, your own Kafka),
+    else the catalogue user's credential on the local or hosts cluster."""
+    overrides = settings.kafka_client_overrides()
+    if overrides or os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
+        return overrides
+    return credentials.librdkafka_settings(user)
+
+
+def base_config(user: str | None = None) -> dict[str, Any]:
+    return {"bootstrap.servers": bootstrap_servers(), **security_settings(user)}
 
 
 def producer(**overrides: Any) -> Producer:
@@ -41,8 +51,8 @@ def consumer(group_id: str, **overrides: Any) -> Consumer:
                      "auto.offset.reset": "earliest", **overrides})
 
 
-def admin() -> AdminClient:
-    return AdminClient(base_config())
+def admin(user: str | None = None) -> AdminClient:
+    return AdminClient(base_config(user))
 
 
 def end_offsets(topic: str, partitions: int, timeout: float = 10.0) -> dict[int, int]:

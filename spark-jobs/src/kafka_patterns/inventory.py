@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -29,6 +30,8 @@ class Node:
     controller_port: int | None
     rack: str
     roles: tuple[str, ...]
+    # The REPLICATION listener (mutual TLS between brokers), brokers only.
+    replication_port: int | None = None
 
 
 @dataclass(frozen=True)
@@ -67,10 +70,21 @@ class Cluster:
             if n.controller_port:
                 out.append((f"{n.name} controller", n.host, n.controller_port))
         for url in self.connect_urls:
-            host, port = url.removeprefix("http://").split(":")
+            host, port = url.split("://", 1)[-1].rsplit(":", 1)
             out.append(("Connect REST", host, int(port)))
         out.append(("PostgreSQL", self.postgres_host, self.postgres_port))
         return out
+
+
+FILE_LOOKUP = re.compile(r"""^\{\{\s*lookup\(\s*['"](?:ansible\.builtin\.)?file['"]\s*,"""
+                         r"""\s*['"]([^'"]+)['"]\s*\)\s*\}\}$""")
+
+
+def resolve(value: str) -> str:
+    """An inventory value as Ansible would see it, for the one template the inventories
+    use for secrets: {{ lookup('ansible.builtin.file', '<path>') }} (a 0600 file)."""
+    match = FILE_LOOKUP.match(str(value).strip())
+    return Path(match.group(1)).read_text().strip() if match else value
 
 
 def inventory_path() -> Path:
@@ -100,14 +114,20 @@ def load(path: Path | None = None) -> Cluster:
         nodes.append(Node(name, int(v["kafka_node_id"]), v.get("ansible_host", name),
                           int(v.get("kafka_broker_port", 9092)) if "broker" in roles else None,
                           int(v.get("kafka_controller_port", 9093)) if "controller" in roles else None,
-                          v.get("kafka_rack", ""), roles))
-    connect = tuple(f"http://{hostvars[h].get('ansible_host', h)}:{hostvars[h].get('connect_rest_port', 8083)}"
+                          v.get("kafka_rack", ""), roles,
+                          int(v.get("kafka_replication_port", 9091)) if "broker" in roles else None))
+    # The REST API is HTTPS only (role kafka_connect), with Basic authentication (kafka_patterns.connect).
+    connect = tuple(f"https://{hostvars[h].get('ansible_host', h)}:{hostvars[h].get('connect_rest_port', 8083)}"
                     for h in members("kafka_connect"))
     pg = hostvars[members("postgresql")[0]]
+    # The control machine's state of this cluster: platform_run_dir when the inventory
+    # gives a plain path (the hosts topology's .run/hosts/control), else the checkout's .run.
+    run_dir = pg.get("platform_run_dir", "")
+    run_dir = Path(run_dir) if run_dir and "{{" not in run_dir else ROOT / ".run"
     return Cluster(tuple(nodes), connect, pg.get("ansible_host", "127.0.0.1"), int(pg.get("postgresql_port", 5432)),
-                   pg["postgresql_database"], pg["postgresql_app_user"], pg["postgresql_app_password"],
-                   ROOT / ".run", pg.get("postgresql_replication_user", "cdc"),
-                   pg.get("postgresql_replication_password", ""))
+                   pg["postgresql_database"], pg["postgresql_app_user"], resolve(pg["postgresql_app_password"]),
+                   run_dir, pg.get("postgresql_replication_user", "cdc"),
+                   resolve(pg.get("postgresql_replication_password", "")))
 
 
 def listening(host: str, port: int, timeout: float = 1.0) -> bool:
@@ -116,6 +136,29 @@ def listening(host: str, port: int, timeout: float = 1.0) -> bool:
             return True
     except OSError:
         return False
+
+
+def answering(host: str, port: int, ca_file: Path, timeout: float = 3.0) -> str:
+    """'up' when a TLS listener completes a handshake within the timeout, 'hung' when
+    its port accepts connections but the handshake gets no answer (a stopped or wedged
+    process: the kernel still accepts), 'down' when nothing listens."""
+    import ssl
+
+    try:
+        raw = socket.create_connection((host, port), timeout=timeout)
+    except OSError:
+        return "down"
+    context = ssl.create_default_context(cafile=str(ca_file))
+    context.check_hostname = False  # the address is checked by the clients; here: is anyone home
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with raw, context.wrap_socket(raw, server_hostname=host):
+            return "up"
+    except TimeoutError:
+        return "hung"
+    except OSError:
+        # A handshake refused (e.g. a mutual-TLS listener wants a certificate) is an answer.
+        return "up"
 
 
 def main(argv: list[str]) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
+from kafka_patterns import credentials
 from kafka_patterns.catalogue import ROOT, versions
 
 
@@ -15,16 +16,18 @@ def run(main_class: str, *args: str, timeout: float = 60) -> subprocess.Complete
     return subprocess.run([kafka_tool_path(), main_class, *args], capture_output=True, text=True, timeout=timeout)
 
 
-def quorum(bootstrap: str) -> dict[str, object]:
-    """LeaderId, voters and per-node replication state from MetadataQuorumCommand."""
-    status = run("org.apache.kafka.tools.MetadataQuorumCommand", "--bootstrap-server", bootstrap, "describe",
-                 "--status")
+def quorum(bootstrap: str, user: str = "operator") -> dict[str, object]:
+    """LeaderId, voters and per-node replication state from MetadataQuorumCommand, asked
+    as `user` (Describe on the cluster is all it needs)."""
+    config = str(credentials.java_properties(user))
+    status = run("org.apache.kafka.tools.MetadataQuorumCommand", "--bootstrap-server", bootstrap,
+                 "--command-config", config, "describe", "--status")
     if status.returncode != 0:
         raise RuntimeError(f"MetadataQuorumCommand failed: {status.stderr.strip() or status.stdout.strip()}")
     fields = dict(line.split(":", 1) for line in status.stdout.splitlines() if ":" in line)
     fields = {k.strip(): v.strip() for k, v in fields.items()}
-    replication = run("org.apache.kafka.tools.MetadataQuorumCommand", "--bootstrap-server", bootstrap, "describe",
-                      "--replication")
+    replication = run("org.apache.kafka.tools.MetadataQuorumCommand", "--bootstrap-server", bootstrap,
+                      "--command-config", config, "describe", "--replication")
     rows = [line.split() for line in replication.stdout.splitlines()[1:] if line.strip()]
     return {"leader": int(fields.get("LeaderId", -1)), "epoch": fields.get("LeaderEpoch", "?"),
             "high_watermark": fields.get("HighWatermark", "?"), "voters_raw": fields.get("CurrentVoters", ""),

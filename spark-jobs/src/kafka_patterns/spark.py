@@ -16,7 +16,7 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kafka_patterns import clients, settings
+from kafka_patterns import clients
 from kafka_patterns.catalogue import ROOT, versions
 from kafka_patterns.readings import HUMIDITY_RANGE, TEMPERATURE_RANGE, spark_schema
 
@@ -79,9 +79,9 @@ def java_client_settings(librdkafka: dict[str, str]) -> dict[str, str]:
 
 
 def kafka_options() -> dict[str, str]:
-    """Bootstrap servers and the KAFKA_CLIENT_* settings, in the source's kafka.* form."""
+    """Bootstrap servers and the client's security settings, in the source's kafka.* form."""
     return {"kafka.bootstrap.servers": clients.bootstrap_servers(),
-            **{f"kafka.{k}": v for k, v in java_client_settings(settings.kafka_client_overrides()).items()}}
+            **{f"kafka.{k}": v for k, v in java_client_settings(clients.security_settings()).items()}}
 
 
 def read_stream(spark: SparkSession, topics: list[str], starting_offsets: str = "earliest",

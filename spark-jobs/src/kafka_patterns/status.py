@@ -7,14 +7,12 @@ PostgreSQL. Parts that are down are shown as down; nothing here changes state.
 
 from __future__ import annotations
 
-import json
 import sys
-import urllib.request
 
 import psycopg
 from tabulate import tabulate
 
-from kafka_patterns import clients, inventory, kafka_tool
+from kafka_patterns import clients, connect, credentials, inventory, kafka_tool
 from kafka_patterns.catalogue import topics as catalogue_topics
 
 
@@ -27,9 +25,11 @@ def show_nodes(cluster: inventory.Cluster) -> bool:
     rows = []
     for n in cluster.nodes:
         ports = [p for p in (n.broker_port, n.controller_port) if p]
-        up = all(inventory.listening(n.host, p) for p in ports)
+        states = {inventory.answering(n.host, p, credentials.ca_file()) for p in ports}
+        state = ("up" if states == {"up"} else "HUNG (its port accepts connections, but it does not answer)"
+                 if "hung" in states else "DOWN")
         rows.append([n.name, n.node_id, "+".join(n.roles), n.rack, n.broker_port or "-", n.controller_port or "-",
-                     "up" if up else "DOWN"])
+                     state])
     print(tabulate(rows, headers=["node", "id", "roles", "rack", "broker", "controller", "state"]))
     return any(r[-1] == "up" for r in rows)
 
@@ -49,7 +49,8 @@ def show_quorum(cluster: inventory.Cluster) -> None:
 def show_topics() -> None:
     section("Topics")
     try:
-        md = clients.admin().list_topics(timeout=10)
+        # The read-only catalogue user: metadata and configs, no records.
+        md = clients.admin(user="operator").list_topics(timeout=10)
     except Exception as e:
         print(f"unavailable: {e}")
         return
@@ -71,24 +72,37 @@ def show_topics() -> None:
 
 def show_connect(cluster: inventory.Cluster) -> None:
     section("Kafka Connect")
+    # Connect reports the last state it knew: with no broker listening, a connector's
+    # RUNNING is stale (it can neither read nor write), so its state is unknown.
+    kafka_up = any(inventory.listening(n.host, n.broker_port) for n in cluster.nodes if n.broker_port)
     for url in cluster.connect_urls:
         try:
-            with urllib.request.urlopen(url + "/", timeout=5) as r:
-                info = json.load(r)
-            with urllib.request.urlopen(url + "/connector-plugins", timeout=5) as r:
-                plugins = json.load(r)
-            with urllib.request.urlopen(url + "/connectors?expand=status", timeout=5) as r:
-                connectors = json.load(r)
-        except OSError as e:
+            answers = {}
+            for what, path in (("info", "/"), ("plugins", "/connector-plugins"),
+                               ("connectors", "/connectors?expand=status")):
+                r = connect.request("GET", path, base_url=url, timeout=5)
+                if r.status_code != 200:
+                    raise connect.ConnectAccessError(f"GET {path} answered {r.status_code} {r.reason}")
+                answers[what] = r.json()
+        except connect.ConnectAccessError as e:
+            print(f"{url}: up, but unusable here: {e}")
+            continue
+        except OSError as e:  # requests' errors are OSErrors: refused, timed out, TLS
             print(f"{url}: DOWN ({e})")
             continue
+        info, plugins, connectors = answers["info"], answers["plugins"], answers["connectors"]
         print(f"{url}: up, Kafka Connect {info.get('version')}, cluster {info.get('kafka_cluster_id')}")
         print(tabulate([[p["class"], p.get("type", ""), p.get("version", "")] for p in plugins],
                        headers=["plugin", "type", "version"]))
-        if connectors:
-            print(tabulate([[n, s["status"]["connector"]["state"],
-                             ",".join(t["state"] for t in s["status"]["tasks"])] for n, s in connectors.items()],
-                           headers=["connector", "state", "tasks"]))
+        if not connectors:
+            continue
+        if kafka_up:
+            rows = [[n, s["status"]["connector"]["state"], ",".join(t["state"] for t in s["status"]["tasks"])]
+                    for n, s in connectors.items()]
+        else:
+            rows = [[n, "unknown (Kafka down)", "unknown"] for n in connectors]
+            print("no Kafka broker listens: the connectors' states Connect reports are stale")
+        print(tabulate(rows, headers=["connector", "state", "tasks"]))
 
 
 def show_postgres(cluster: inventory.Cluster) -> None:

@@ -30,6 +30,7 @@ options:
   bootstrap_servers: {type: str, required: true, description: Kafka bootstrap servers of the admin connection}
   client_config: {type: dict, default: {}, description: more librdkafka settings of the admin connection}
   jobs: {type: list, elements: dict, required: true, description: the catalogue's jobs}
+  users: {type: list, elements: dict, default: [], description: "the catalogue's other users (name, acls)"}
   password_dir: {type: path, required: true, description: "where <user>.password of each job user lives"}
   admin_user: {type: str, default: admin, description: the super user}
   admin_password_file: {type: path, required: true, description: the admin's password file}
@@ -51,6 +52,8 @@ PASSWORD_LENGTH = 32
 # Chart resource type -> librdkafka ResourceType name (librdkafka calls the cluster BROKER).
 RESOURCE_TYPES = {"topic": "TOPIC", "group": "GROUP", "cluster": "BROKER", "transactionalId": "TRANSACTIONAL_ID"}
 CLUSTER_RESOURCE_NAME = "kafka-cluster"
+# Chart patternType -> librdkafka ResourcePatternType name.
+PATTERN_TYPES = {"literal": "LITERAL", "prefix": "PREFIXED"}
 
 
 # --- the catalogue -> users and ACLs (pure; the iac tests compare it with the chart) ---
@@ -71,27 +74,33 @@ def output_topics(job):
 def job_acls(job):
     """A job's ACLs as (resource type, name, pattern type, operation) tuples in the chart's
     spelling; the cluster resource has no name (None), as in a KafkaUser."""
-    acls = {("group", job["name"], "literal", "Read")}
+    # A job's consumer groups carry its name: "<job>" or "<job>-<suffix>".
+    acls = {("group", job["name"], "prefix", "Read")}
     for topic in job.get("inputs") or []:
         acls |= {("topic", topic, "literal", "Read"), ("topic", topic, "literal", "Describe")}
     for topic in output_topics(job):
         acls |= {("topic", topic, "literal", "Write"), ("topic", topic, "literal", "Describe")}
     if job.get("transactional"):
-        acls |= {("transactionalId", job["name"], "literal", "Write"),
-                 ("transactionalId", job["name"], "literal", "Describe"),
+        acls |= {("transactionalId", job["name"], "prefix", "Write"),
+                 ("transactionalId", job["name"], "prefix", "Describe"),
                  ("cluster", None, "literal", "IdempotentWrite")}
     return acls
 
 
-def desired_users(jobs):
-    """user name -> set of ACL tuples, one user per job."""
-    users = {}
-    for job in jobs:
-        name = k8s_name(job["name"])
-        if name in users:
-            raise ValueError(f"two catalogue jobs map to the same Kafka user {name!r}")
-        users[name] = job_acls(job)
-    return users
+def user_acls(user):
+    """A catalogue user's ACLs (KafkaUser shape) as the same tuples as job_acls."""
+    return {(a["resource"]["type"], a["resource"].get("name"), a["resource"].get("patternType", "literal"), op)
+            for a in user["acls"] for op in a["operations"]}
+
+
+def desired_users(jobs, users=()):
+    """user name -> set of ACL tuples: one user per job, then the catalogue's other users."""
+    out = {}
+    for name, acls in [(k8s_name(j["name"]), job_acls(j)) for j in jobs] + [(u["name"], user_acls(u)) for u in users]:
+        if name in out:
+            raise ValueError(f"two catalogue jobs or users map to the same Kafka user {name!r}")
+        out[name] = acls
+    return out
 
 
 def upper_snake(camel):
@@ -139,6 +148,7 @@ def main():
             bootstrap_servers=dict(type="str", required=True),
             client_config=dict(type="dict", default={}, no_log=True),
             jobs=dict(type="list", elements="dict", required=True),
+            users=dict(type="list", elements="dict", default=[]),
             password_dir=dict(type="path", required=True),
             admin_user=dict(type="str", default="admin"),
             admin_password_file=dict(type="path", required=True),
@@ -167,11 +177,11 @@ def main():
 
     p = module.params
     try:
-        want = desired_users(p["jobs"])
+        want = desired_users(p["jobs"], p["users"])
     except ValueError as e:
         module.fail_json(msg=str(e))
     if p["admin_user"] in want:
-        module.fail_json(msg=f"a catalogue job maps to the admin user name {p['admin_user']!r}: rename the job")
+        module.fail_json(msg=f"a catalogue job or user maps to the admin user name {p['admin_user']!r}: rename it")
     result = dict(changed=False, users={u: sorted([list(a) for a in acls], key=str) for u, acls in want.items()},
                   credentials_set=[], acls_created=[], acls_deleted=[])
 
@@ -214,7 +224,7 @@ def main():
     for user, acls in want.items():
         for rtype, name, pattern, op in acls:
             b = AclBinding(ResourceType[RESOURCE_TYPES[rtype]], name if name is not None else CLUSTER_RESOURCE_NAME,
-                           ResourcePatternType[pattern.upper()], f"User:{user}", "*",
+                           ResourcePatternType[PATTERN_TYPES[pattern]], f"User:{user}", "*",
                            AclOperation[upper_snake(op)], AclPermissionType.ALLOW)
             wanted[key_of(b)] = b
     managed = {f"User:{u}" for u in want} | {f"User:{p['admin_user']}"}

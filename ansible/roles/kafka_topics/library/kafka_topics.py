@@ -15,6 +15,7 @@ description:
     warnings because they need a data migration.
 options:
   bootstrap_servers: {type: str, required: true, description: Kafka bootstrap servers}
+  client_config: {type: dict, default: {}, description: "more librdkafka settings (TLS, SASL) of the admin connection"}
   topics:
     type: list
     elements: dict
@@ -62,6 +63,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             bootstrap_servers=dict(type="str", required=True),
+            client_config=dict(type="dict", default={}, no_log=True),
             topics=dict(type="list", elements="dict", required=True),
             default_replication_factor=dict(type="int", default=3),
             expected_brokers=dict(type="int", default=1),
@@ -83,7 +85,7 @@ def main():
 
     p = module.params
     want = desired_topics(p)
-    admin = AdminClient({"bootstrap.servers": p["bootstrap_servers"]})
+    admin = AdminClient({"bootstrap.servers": p["bootstrap_servers"], **p["client_config"]})
     try:
         wait_for_brokers(admin, p["expected_brokers"], p["timeout"])
     except TimeoutError as e:

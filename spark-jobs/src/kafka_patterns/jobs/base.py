@@ -10,13 +10,14 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kafka_patterns import catalogue, pg, settings
+from kafka_patterns import catalogue, credentials, pg, settings
 
 log = logging.getLogger("kafka_patterns.jobs")
 
 
 def parser(job: str, doc: str | None) -> argparse.ArgumentParser:
     """The options every job takes; a job adds its own before parse_args."""
+    credentials.started_as_job(job)
     spec = catalogue.jobs()[job]
     p = argparse.ArgumentParser(prog=spec["module"], description=doc,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)

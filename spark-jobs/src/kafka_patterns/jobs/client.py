@@ -9,10 +9,11 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, Message
 
-from kafka_patterns import catalogue, clients
+from kafka_patterns import catalogue, clients, credentials
 
 
 def parser(job: str, doc: str | None) -> argparse.ArgumentParser:
+    credentials.started_as_job(job)
     p = argparse.ArgumentParser(prog=catalogue.jobs()[job]["module"], description=doc,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--group", default=job, help="consumer group id (default: the job name)")

@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     # No group management and no offsets in Kafka: the partitions are assigned
     # explicitly, at the positions stored in PostgreSQL.
-    consumer = clients.consumer(f"{args.consumer}-unused", **{"enable.auto.commit": False})
+    consumer = clients.consumer(f"{JOB}-{args.consumer}-unused", **{"enable.auto.commit": False})
     consumer.assign([TopicPartition(topic, part, off) for part, off in positions.items()])
 
     def apply(msgs: list[Message]) -> None:

@@ -30,7 +30,7 @@ def run(records: int = 5_000, crash_after_commit: int = 3, sigkills: int = 0) ->
     job = JOBS[0]
     topic = base.input_topics(job)[0]
     run_id = base.new_run()
-    group = f"amo-{run_id}"
+    group = f"{job}-{run_id}"  # a job's groups carry its name (its ACL)
     seed_group(group, topic, base.end_offsets([topic])[topic])
     base.progress(f"{KEY}: fire-and-forget: {records} readings with acks=0 to {topic}")
     produced = generator.produce(topic, records, run=run_id, producer_config={"acks": "0", "enable.idempotence": False})

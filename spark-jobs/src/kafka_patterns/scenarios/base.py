@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
-from kafka_patterns import catalogue, clients, pg, settings
+from kafka_patterns import catalogue, clients, credentials, pg, settings
 from kafka_patterns.delivery import Delivery
 from kafka_patterns.jobs.base import input_topics, output_table, output_topics  # noqa: F401 - for scenarios
 
@@ -110,7 +110,8 @@ def run_job(job: str, run: str, starting: dict[str, dict[int, int]] | None = Non
         kube.run_once(job, job_args(job, run, starting, *extra, checkpoint_root=root))
         return
     module = importlib.import_module(catalogue.jobs()[job]["module"])
-    rc = module.main(job_args(job, run, starting, *extra))
+    with credentials.as_user(job):
+        rc = module.main(job_args(job, run, starting, *extra))
     if rc:
         raise RuntimeError(f"job {job} exited with {rc}")
 
@@ -121,7 +122,7 @@ def spawn_job(job: str, args: Sequence[str], log: Path | None = None,
     module = catalogue.jobs()[job]["module"]
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - handed to the child
     return subprocess.Popen([sys.executable, "-m", module, *args], stdout=out, stderr=subprocess.STDOUT,
-                            start_new_session=True, env={**os.environ, **(env or {})})
+                            start_new_session=True, env={**os.environ, "KP_KAFKA_USER": job, **(env or {})})
 
 
 def hard_kill(proc: subprocess.Popen) -> None:

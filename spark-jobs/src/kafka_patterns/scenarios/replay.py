@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 
-from kafka_patterns import generator, pg
+from kafka_patterns import credentials, generator, pg
 from kafka_patterns.delivery import Delivery
 from kafka_patterns.jobs import replay as job_module
 from kafka_patterns.scenarios import base
@@ -28,8 +28,9 @@ def run(records: int = 4_000) -> base.Outcome:
     produced = generator.produce(topic, records, run=run_id)
     expected = job_module.aggregate(produced.readings)
     base.progress(f"{KEY}: replaying from offsets, then from timestamp {since_ms}")
-    job_module.main(["--run", run_id, "--from-offsets", json.dumps(starting)])
-    job_module.main(["--run", run_id, "--from-timestamp", str(since_ms)])
+    with credentials.as_user(job):
+        job_module.main(["--run", run_id, "--from-offsets", json.dumps(starting)])
+        job_module.main(["--run", run_id, "--from-timestamp", str(since_ms)])
     got = {label: {s: (n, m) for s, n, m in pg.query(
         f"SELECT sensor, n, mean_temperature FROM {job_module.TABLE} WHERE run = %s AND replay = %s",
         (run_id, label))} for label in ("offsets", "timestamp")}

@@ -24,7 +24,7 @@ def run(requests: int = 2_000) -> base.Outcome:
     job = JOBS[0]
     (req_topic,), (reply_topic,) = base.input_topics(job), base.output_topics(job)
     run_id = base.new_run()
-    group = f"rpc-{run_id}"
+    group = f"{job}-{run_id}"  # the job's group and transactional id carry its name (its ACLs)
     seed_group(group, req_topic, base.end_offsets([req_topic])[req_topic])
     reply_start = base.end_offsets([reply_topic])[reply_topic]
     args = ["--group", group, "--instance-id", group, "--transactional-id", group, "--batch", "100"]

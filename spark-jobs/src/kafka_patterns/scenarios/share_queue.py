@@ -22,7 +22,7 @@ def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed
     (topic,) = base.input_topics(job)
     partitions = catalogue.topics()[topic].partitions
     run_id = base.new_run()
-    group = f"sq-{run_id}"
+    group = f"{job}-{run_id}"  # a job's groups carry its name (its ACL)
     pg.ensure(*sq.DDL)
     # A new share group starts at `latest` by default; this one starts a couple of
     # minutes back, so records produced while its members are still joining count too.

@@ -59,7 +59,7 @@ def run(records: int = 6_000, kills: int = 3) -> base.Outcome:
     job = JOBS[0]
     (source,), (target,) = base.input_topics(job), base.output_topics(job)
     run_id = base.new_run()
-    group, tid = f"copier-{run_id}", f"copier-{run_id}"
+    group = tid = f"{job}-{run_id}"  # the job's group and transactional id carry its name (its ACLs)
     start_in, start_out = base.end_offsets([source])[source], base.end_offsets([target])[target]
     base.progress(f"{KEY}: producing {records} readings to {source}")
     produced = generator.produce(source, records, run=run_id)

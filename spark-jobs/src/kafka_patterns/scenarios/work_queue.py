@@ -32,7 +32,7 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int 
     (topic,) = base.input_topics(job)
     partitions = len(base.end_offsets([topic])[topic])
     run_id = base.new_run()
-    group = f"wq-{run_id}"
+    group = f"{job}-{run_id}"  # a job's groups carry its name (its ACL)
     pg.ensure(*wq.DDL)
     seed_group(group, topic, base.end_offsets([topic])[topic])
     log = base.checkpoint(job, run_id).parent / "workers.log"
