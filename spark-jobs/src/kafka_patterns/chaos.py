@@ -178,7 +178,9 @@ def run(scenario: str, records: int = 100_000) -> Result:
     consumed = verifiable.consume_all(topic, acked, group=f"chaos-verify-{run_id}", log=log)
     acc = verifiable.account(acked, consumed.values, sum(producer.failed.values()))
     stall_end = producer.gap_ended_at
-    result = Result(scenario, run_id, inventory.inventory_path().name, acc.acked, acc.lost, acc.duplicated,
+    where = inventory.inventory_path()
+    result = Result(scenario, run_id, str(where.relative_to(ROOT)) if where.is_relative_to(ROOT) else str(where),
+                    acc.acked, acc.lost, acc.duplicated,
                     acc.failed_sends, round(producer.longest_gap, 2),
                     round(max(0.0, stall_end - fault_at), 2) if stall_end >= fault_at else 0.0)
     delete_topic(topic)
