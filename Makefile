@@ -71,6 +71,8 @@ clean: ## stop everything and remove the data (the download cache stays)
 	@if [ -x $(PY) ] && [ -d $(ROOT)/.run/hosts ]; then $(MAKE) hosts-down; fi
 	@if [ -x $(PY) ]; then $(PLAYBOOK) $(ROOT)/ansible/playbooks/stop.yml -e purge_data=true; fi
 	@if [ -x $(PY) ]; then ansible -i $(INVENTORY) 'all[0]' -m ansible.builtin.include_role -a name=host_bridge -e host_bridge_state=absent >/dev/null || { echo "could not delete the project bridge: ip link delete dev kpbr0" >&2; exit 1; }; fi
+	@# the plain-text baseline of an interrupted make bench (bench/plaintext_cluster.py), if any
+	@pkill -KILL -f -- '$(ROOT)/.run/bench-plaintext[/]' || true  # [/]: not this shell's own command line
 	@rm -rf $(ROOT)/.run
 
 status: setup ## nodes and roles, quorum, topics with ISR, Connect plugins, PostgreSQL
@@ -274,8 +276,12 @@ test-hosts-chaos: setup ## hosts-up when down, every broker fault scenario once,
 	exit $$rc
 
 # --- bench --------------------------------------------------------------------
-.PHONY: bench
+.PHONY: bench bench-security
 
-bench: setup ## throughput and latency vs Kafka's own perf tools, as ratios (QUICK=1: under 3 min)
+bench: setup ## throughput and latency vs Kafka's own perf tools, and the secure default's cost, as ratios (QUICK=1: short)
 	@$(PY) -m kafka_patterns.inventory is-up || $(MAKE) up
 	@cd $(ROOT) && QUICK="$(QUICK)" $(PY) -m bench
+
+bench-security: setup ## only what the secure default costs: the local cluster vs its plain-text copy (QUICK=1: short)
+	@$(PY) -m kafka_patterns.inventory is-up || $(MAKE) up
+	@cd $(ROOT) && QUICK="$(QUICK)" $(PY) -m bench --only-security

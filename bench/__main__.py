@@ -11,8 +11,10 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from bench import pipeline, plots, report, runner, topics
+from bench import pipeline, plots, report, runner, security_cost, topics
 from bench.grid import grid
+from bench.plaintext_cluster import PlaintextCluster
+from kafka_patterns.catalogue import ROOT
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -28,6 +30,14 @@ def host() -> dict:
             "confluent_kafka": confluent_kafka.__version__}
 
 
+def measure_security(g: security_cost.SecurityGrid, run: str) -> dict:
+    """The secure cluster against its plain-text copy, started and removed here."""
+    runner.progress("starting the plain-text baseline cluster (a copy of the local nodes without security)")
+    with PlaintextCluster(ROOT / ".run", ROOT / ".run" / "logs") as plain:
+        measurements = security_cost.run(g, run, plain, runner.progress)
+    return {"grid": asdict(g), "measurements": measurements, "summary": security_cost.summary(measurements)}
+
+
 def main(argv: list[str] | None = None) -> int:
     # The bench's own catalogue user (its topics, groups and the pipelines' inputs); the
     # benchmarked jobs run as themselves (bench/pipeline.py).
@@ -36,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", default=os.environ.get("QUICK", "") not in ("", "0"),
                    help="reduced grid, under 3 minutes (also QUICK=1)")
     p.add_argument("--no-pipeline", action="store_true", help="skip part 3 (Spark jobs end to end)")
+    p.add_argument("--no-security", action="store_true", help="skip the security cost (no plain-text baseline)")
+    p.add_argument("--only-security", action="store_true",
+                   help="only the security cost: the secure cluster vs its plain-text copy")
     p.add_argument("--out", type=Path, default=RESULTS)
     a = p.parse_args(argv)
     g = grid(a.quick)
@@ -46,20 +59,25 @@ def main(argv: list[str] | None = None) -> int:
     if stale:
         runner.progress(f"deleting {len(stale)} bench topics left by an interrupted run")
         topics.delete(stale)
-    cells = g.cells()
-    runner.progress(f"{'QUICK' if a.quick else 'full'} benchmark {stamp}: {len(cells)} cells, then the pipeline jobs")
+    cells = [] if a.only_security else g.cells()
+    with_pipeline = not (a.no_pipeline or a.only_security)
+    parts = [f"{len(cells)} cells"] * bool(cells) + ["the pipeline jobs"] * with_pipeline \
+        + ["the security cost"] * (not a.no_security)
+    runner.progress(f"{'QUICK' if a.quick else 'full'} benchmark {stamp}: {', then '.join(parts)}")
     try:
         measurements = runner.run_cells(cells, run)
     finally:
         topics.delete(topics.leftovers(run))
     results = {"started": stamp, "quick": a.quick, "host": host(),
-               "grid": {"main": [asdict(c) for c in g.main], "counts": [asdict(c) for c in g.counts],
-                        "partitions": [asdict(c) for c in g.partitions]},
+               "grid": {section: [asdict(c) for c in getattr(g, section)] if cells else []
+                        for section in ("main", "counts", "partitions")},
                "measurements": measurements}
-    if not a.no_pipeline:
+    if with_pipeline:
         raw = report.find(measurements, "consume", "spark", **results["grid"]["main"][0])
         results["pipeline"] = pipeline.run_all(g.pipeline_rate, g.pipeline_seconds, g.pipeline_burst,
                                                raw and raw["records_per_s"])
+    if not a.no_security:
+        results["security"] = measure_security(security_cost.security_grid(a.quick), run)
     results["seconds"] = time.monotonic() - t0
     pngs = plots.write(results, a.out, stamp)
     js, md = report.write(results, a.out, stamp, pngs)

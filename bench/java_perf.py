@@ -71,19 +71,26 @@ def parse_consumer(stdout: str) -> dict[str, float]:
             "rebalance_ms": float(row["rebalance.time.ms"]), "fetch_ms": float(row["fetch.time.ms"])}
 
 
-def produce(topic: str, count: int, size: int, props: dict[str, str]) -> dict[str, float]:
-    cmd = [*java_command(PRODUCER), "--bootstrap-server", clients.bootstrap_servers(), "--topic", topic,
+def _connection(bootstrap: str | None) -> list[str]:
+    """The local cluster as the bench's catalogue user, or another cluster (the plain-text
+    baseline of bench.security_cost) given by its bootstrap, with no credentials."""
+    if bootstrap is not None:
+        return ["--bootstrap-server", bootstrap]
+    return ["--bootstrap-server", clients.bootstrap_servers(), "--command-config", str(credentials.java_properties())]
+
+
+def produce(topic: str, count: int, size: int, props: dict[str, str],
+            bootstrap: str | None = None) -> dict[str, float]:
+    cmd = [*java_command(PRODUCER), *_connection(bootstrap), "--topic", topic,
            "--num-records", str(count), "--record-size", str(size), "--throughput", "-1",
-           "--command-config", str(credentials.java_properties()),
            "--command-property", *[f"{k}={v}" for k, v in props.items()]]
     out, wall = _run(cmd, timeout=120 + count / 2_000, what="ProducerPerformance")
     return {**parse_producer(out), "wall_s": wall}
 
 
-def consume(topic: str, count: int, group: str) -> dict[str, float]:
-    cmd = [*java_command(CONSUMER), "--bootstrap-server", clients.bootstrap_servers(), "--topic", topic,
-           "--num-records", str(count), "--group", group, "--timeout", "30000",
-           "--command-config", str(credentials.java_properties())]
+def consume(topic: str, count: int, group: str, bootstrap: str | None = None) -> dict[str, float]:
+    cmd = [*java_command(CONSUMER), *_connection(bootstrap), "--topic", topic,
+           "--num-records", str(count), "--group", group, "--timeout", "30000"]
     out, wall = _run(cmd, timeout=120 + count / 5_000, what="ConsumerPerformance")
     result = parse_consumer(out)
     if result["records"] < count:

@@ -101,6 +101,20 @@ def pipeline_table(results: dict) -> tuple[list[str], list[list]]:
              "note"], rows)
 
 
+def security_table(results: dict) -> tuple[list[str], list[list]]:
+    rows = []
+    for r in results.get("security", {}).get("summary", []):
+        plain, secure = r["plaintext"], r["secure"]
+        p99 = ""
+        if r["op"] == "produce":
+            p99 = f"{fmt(plain['latency_p99_ms'])} / {fmt(secure['latency_p99_ms'])}"
+        rows.append([f"{r['size']} B", r["op"], fmt(plain["records_per_s"]), fmt(plain["mb_per_s"], 1),
+                     fmt(secure["records_per_s"]), fmt(secure["mb_per_s"], 1),
+                     fmt_ratio(r["secure_over_plaintext"]), p99, secure["runs"]])
+    return (["record", "op", "plain rec/s", "plain MB/s", "secure rec/s", "secure MB/s", "secure/plain",
+             "p99 ms plain/secure", "runs"], rows)
+
+
 SECTIONS = (
     ("Produce (records/s, MB/s; Python = confluent-kafka via kafka_patterns.clients)", produce_table),
     ("Durability cost (RF 3 acks=all + idempotence vs RF 1 acks=1)", durability_table),
@@ -110,6 +124,9 @@ SECTIONS = (
     ("Pipeline (e2e = event time -> sink at the fixed input rate; burst rec/s = a burst drained into the sink, "
      "flowing rec/s = the same once the first of it arrived; raw Spark = the Spark read of 100 B RF 3)",
      pipeline_table),
+    ("Security cost (Java perf tools, RF 3 acks=all + idempotence; secure = the local cluster: TLS, SCRAM-SHA-512, "
+     "mutual TLS between nodes, ACLs; plain = the same nodes' config and JVMs without them, started for this run; "
+     "medians of alternating runs)", security_table),
 )
 
 

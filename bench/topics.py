@@ -3,7 +3,7 @@ deleted at the end. Catalogue topics are never touched."""
 
 from __future__ import annotations
 
-from confluent_kafka.admin import NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafka_patterns import clients
 
@@ -14,10 +14,11 @@ def name(run: str, index: int, partitions: int, rf: int) -> str:
     return f"{PREFIX}{run}.{index}.p{partitions}.rf{rf}"
 
 
-def create(topic: str, partitions: int, rf: int) -> None:
+def create(topic: str, partitions: int, rf: int, admin: AdminClient | None = None) -> None:
+    """On the local cluster as the bench user, or through `admin` (another cluster)."""
     if not topic.startswith(PREFIX):
         raise ValueError(f"{topic!r}: the benchmark only creates {PREFIX}* topics")
-    admin = clients.admin()
+    admin = clients.admin() if admin is None else admin
     config = {"min.insync.replicas": "2" if rf >= 3 else "1"}
     for future in admin.create_topics([NewTopic(topic, partitions, rf, config=config)]).values():
         future.result(timeout=30)
@@ -32,11 +33,12 @@ def _ready(admin, topic: str, partitions: int) -> bool:
                 and all(p.leader >= 0 for p in meta.partitions.values()))
 
 
-def delete(topics: list[str]) -> None:
+def delete(topics: list[str], admin: AdminClient | None = None) -> None:
     ours = [t for t in topics if t.startswith(PREFIX)]
     if not ours:
         return
-    admin = clients.admin()  # kept referenced until the futures are done (else: "handle destroyed")
+    # Kept referenced until the futures are done (else: "handle destroyed").
+    admin = clients.admin() if admin is None else admin
     for future in admin.delete_topics(ours, operation_timeout=30).values():
         try:
             future.result(timeout=60)

@@ -129,3 +129,57 @@ def test_flow_rate_starts_at_the_first_arrival_of_the_burst():
     assert stats.flow_rate(timeline, 10, 110) == 35.0  # (110 - 40) records in 2 s
     assert stats.flow_rate([(0.0, 10), (500.0, 110)], 10, 110) is None  # all in one poll
     assert stats.flow_rate(timeline, 10, 500) is None  # never completed
+
+
+SECURE_NODE = {
+    "process.roles": "broker,controller", "node.id": "2", "controller.quorum.voters": "1@127.0.0.1:19093",
+    "controller.listener.names": "CONTROLLER", "listeners": "CLIENT://127.0.0.1:29092,CONTROLLER://127.0.0.1:29093",
+    "advertised.listeners": "CLIENT://127.0.0.1:29092", "inter.broker.listener.name": "REPLICATION",
+    "listener.security.protocol.map": "CONTROLLER:SSL,REPLICATION:SSL,CLIENT:SASL_SSL",
+    "ssl.keystore.type": "PEM", "ssl.keystore.location": "/x/keystore.pem",
+    "listener.name.client.sasl.enabled.mechanisms": "SCRAM-SHA-512",
+    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "allow.everyone.if.no.acl.found": "false", "super.users": "User:admin", "log.dirs": "/secure/data",
+    "broker.rack": "rack-2", "min.insync.replicas": "2", "default.replication.factor": "3",
+    "unclean.leader.election.enable": "false", "offsets.topic.num.partitions": "12",
+}
+
+
+def test_plaintext_baseline_is_the_secure_config_without_security():
+    from bench.plaintext_cluster import PlainNode, plaintext_config
+
+    node = PlainNode(2, 47020, 47021, Path("/tmp/plain/node-2"))
+    props = plaintext_config(SECURE_NODE, node, "1@127.0.0.1:47011,2@127.0.0.1:47021")
+    # Security is gone: no TLS, SASL, authorizer or super user key, every listener plain text.
+    assert not [k for k in props if k.startswith(("ssl.", "sasl.", "listener.name.", "authorizer", "super.users",
+                                                   "allow.everyone"))]
+    assert props["listener.security.protocol.map"] == "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+    assert props["listeners"] == "PLAINTEXT://127.0.0.1:47020,CONTROLLER://127.0.0.1:47021"
+    assert props["controller.quorum.voters"] == "1@127.0.0.1:47011,2@127.0.0.1:47021"
+    assert props["log.dirs"] == "/tmp/plain/node-2/data"
+    # Everything else, the guarantees and the rack first, is the secure node's own.
+    for key in ("min.insync.replicas", "default.replication.factor", "unclean.leader.election.enable",
+                "broker.rack", "offsets.topic.num.partitions"):
+        assert props[key] == SECURE_NODE[key]
+
+
+def test_security_cost_is_the_median_of_each_side_and_their_ratio():
+    from bench.security_cost import summary
+
+    def m(side, op, rps, repeat):
+        return {"size": 1024, "repeat": repeat, "side": side, "op": op, "records_per_s": rps, "mb_per_s": rps / 1000,
+                "latency_p99_ms": 10.0}
+
+    rows = summary([m("plaintext", "produce", 100, 0), m("secure", "produce", 60, 0),
+                    m("plaintext", "produce", 140, 1), m("secure", "produce", 80, 1),
+                    m("plaintext", "produce", 120, 2), m("secure", "produce", 90, 2),
+                    m("secure", "consume", 50, 0), m("plaintext", "consume", 100, 0)])
+    produce, consume = rows
+    assert (produce["op"], produce["plaintext"]["records_per_s"], produce["secure"]["records_per_s"]) == \
+        ("produce", 120, 80)
+    assert produce["secure_over_plaintext"] == pytest.approx(80 / 120)
+    assert produce["secure"]["runs"] == 3
+    assert consume["secure_over_plaintext"] == pytest.approx(0.5)
+    table = report.tables({"measurements": [], "grid": {"main": [], "counts": [], "partitions": []},
+                           "security": {"summary": rows}}, "simple")
+    assert "Security cost" in table and "0.67x" in table and "0.50x" in table
