@@ -4,9 +4,11 @@ from helpers import FakeMessage
 from kafka_patterns.jobs import at_most_once, transactional_copier
 from kafka_patterns.readings import Reading
 
+TS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: event time inside the reading contract's bounds
+
 
 def test_at_most_once_rows_skip_malformed_values():
-    good = Reading("r1", "sensor-01", "station-1", 4, 20.0, 50.0, 1).to_json()
+    good = Reading("r1", "sensor-01", "station-1", 4, 20.0, 50.0, TS).to_json()
     assert at_most_once.rows([FakeMessage(good), FakeMessage(b"{oops")]) == [("r1", "sensor-01", 4)]
 
 
@@ -26,7 +28,7 @@ def test_request_reply_answers_in_fahrenheit_and_rejects_bad_requests():
 def test_self_managed_offsets_fold_counts_per_sensor_and_next_offsets():
     from kafka_patterns.jobs import self_managed_offsets
 
-    r = [Reading("r", "sensor-01", "s", i, 10.0 + i, 50.0, 1).to_json() for i in range(3)]
+    r = [Reading("r", "sensor-01", "s", i, 10.0 + i, 50.0, TS).to_json() for i in range(3)]
     t = "weather.readings"
     deltas, offsets, malformed = self_managed_offsets.fold([(t, 0, 5, r[0]), (t, 0, 6, r[1]), (t, 1, 9, b"bad"),
                                                             (t, 1, 10, r[2])])
@@ -38,5 +40,5 @@ def test_self_managed_offsets_fold_counts_per_sensor_and_next_offsets():
 def test_replay_aggregate_counts_and_means_per_sensor():
     from kafka_patterns.jobs import replay
 
-    rs = [Reading("r", s, "x", i, t, 50.0, 1) for i, (s, t) in enumerate([("a", 10.0), ("a", 20.0), ("b", -1.5)])]
+    rs = [Reading("r", s, "x", i, t, 50.0, TS) for i, (s, t) in enumerate([("a", 10.0), ("a", 20.0), ("b", -1.5)])]
     assert replay.aggregate(rs) == {"a": (2, 15.0), "b": (1, -1.5)}

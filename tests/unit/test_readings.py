@@ -15,7 +15,8 @@ MALFORMED = {
 
 
 def test_valid_reading_round_trips():
-    r, err = readings.parse(readings.Reading("r1", "sensor-01", "station-1", 7, 21.5, 40.0, 1000).to_json())
+    reading = readings.Reading("r1", "sensor-01", "station-1", 7, 21.5, 40.0, 1_767_225_600_000)
+    r, err = readings.parse(reading.to_json())
     assert err is None and r.record_id == ("sensor-01", 7)
 
 

@@ -13,10 +13,26 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-FIELDS = ("run", "sensor", "station", "seq", "temperature", "humidity", "ts")
-# Plausible physical range; outside it a reading is malformed (dead-letter).
+# The reading contract: one definition of a valid reading, implemented twice (parse()
+# below for the client jobs, kafka_patterns.spark.parse_readings for the Spark jobs) and
+# held equal by one table of cases that both must judge alike (tests/unit/test_reading_contract.py).
+# A value is checked in this order, and the first failing check is its reason:
+#   size (MAX_VALUE_BYTES), UTF-8, JSON, an object, every field present and not null,
+#   then field by field in FIELDS order: its JSON type (KINDS), then for strings
+#   1..MAX_STRING characters with no control character, for numbers RANGES.
+KINDS = {"run": "string", "sensor": "string", "station": "string", "seq": "integer",
+         "temperature": "number", "humidity": "number", "ts": "integer"}
+FIELDS = tuple(KINDS)
+MAX_VALUE_BYTES = 4096
+MAX_STRING = 64
+# Event time (epoch ms) from 2000-01-01 to 2100-01-01 UTC: a timestamp outside is an
+# error of the producer, and years 0 or 100000 would not even convert to a date.
+EVENT_TIME_RANGE_MS = (946_684_800_000, 4_102_444_800_000)
+# Plausible physical ranges, and seq as a non-negative 64-bit integer.
 TEMPERATURE_RANGE = (-60.0, 60.0)
 HUMIDITY_RANGE = (0.0, 100.0)
+RANGES = {"seq": (0, 2**63 - 1), "temperature": TEMPERATURE_RANGE, "humidity": HUMIDITY_RANGE,
+          "ts": EVENT_TIME_RANGE_MS}
 
 
 @dataclass(frozen=True)
@@ -41,29 +57,81 @@ def station_of(sensor_number: int, stations: int) -> str:
     return f"station-{sensor_number % stations}"
 
 
-def parse(value: bytes | str | None) -> tuple[Reading | None, str | None]:
-    """(reading, None) or (None, reason): never raises on bad input."""
+def _no_constants(name: str):
+    raise ValueError(f"{name} is not JSON")  # json.loads would take NaN and Infinity
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(keys) != len(set(keys)):
+        raise ValueError("duplicate key")
+    return dict(pairs)
+
+
+def _kind_of(value: Any) -> str:
+    """The JSON type of a decoded value, as KINDS names them: "integer" is a 64-bit
+    integer written without a fraction or exponent (7.0 is a number), and a boolean is
+    not a number."""
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        # 64-bit, as Spark holds it; a JSON integer beyond that is a (decimal) number there
+        return "integer" if -(2**63) <= value < 2**63 else "number"
+    if isinstance(value, float):
+        return "number"
+    return "object or array"
+
+
+def field_error(name: str, value: Any) -> str | None:
+    """Why one present, non-null field breaks the contract, or None."""
+    kind, want = _kind_of(value), KINDS[name]
+    if not (kind == want or (want == "number" and kind == "integer")):
+        return f"{name} is not a{'n' if want == 'integer' else ''} {want}"
+    if want == "string":
+        if not 1 <= len(value) <= MAX_STRING:
+            return f"{name} is empty or longer than {MAX_STRING} characters"
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+            return f"{name} has a control character"
+    elif name in RANGES and not RANGES[name][0] <= value <= RANGES[name][1]:
+        return f"{name} out of range"
+    return None
+
+
+def validate(value: bytes | str | None) -> tuple[dict[str, Any] | None, str | None]:
+    """(the decoded object, None) or (None, reason), by the contract above."""
     if value is None:
         return None, "empty value"
+    raw = value.encode() if isinstance(value, str) else value
+    if len(raw) > MAX_VALUE_BYTES:
+        return None, f"larger than {MAX_VALUE_BYTES} bytes"
     try:
-        data: Any = json.loads(value)
-    except (ValueError, UnicodeDecodeError) as e:
-        return None, f"not JSON: {e}"
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not UTF-8"
+    try:
+        data: Any = json.loads(text, parse_constant=_no_constants, object_pairs_hook=_unique_keys)
+    except ValueError:
+        return None, "not JSON"
     if not isinstance(data, dict):
         return None, "not a JSON object"
     missing = [f for f in FIELDS if data.get(f) is None]
     if missing:
-        return None, "missing " + ", ".join(missing)
-    try:
-        reading = Reading(str(data["run"]), str(data["sensor"]), str(data["station"]), int(data["seq"]),
-                          float(data["temperature"]), float(data["humidity"]), int(data["ts"]))
-    except (TypeError, ValueError) as e:
-        return None, f"wrong type: {e}"
-    if not TEMPERATURE_RANGE[0] <= reading.temperature <= TEMPERATURE_RANGE[1]:
-        return None, "temperature out of range"
-    if not HUMIDITY_RANGE[0] <= reading.humidity <= HUMIDITY_RANGE[1]:
-        return None, "humidity out of range"
-    return reading, None
+        return None, "missing " + ",".join(missing)
+    for name in FIELDS:
+        if (error := field_error(name, data[name])) is not None:
+            return None, error
+    return data, None
+
+
+def parse(value: bytes | str | None) -> tuple[Reading | None, str | None]:
+    """(reading, None) or (None, reason): never raises on bad input."""
+    data, error = validate(value)
+    if data is None:
+        return None, error
+    return Reading(data["run"], data["sensor"], data["station"], data["seq"], float(data["temperature"]),
+                   float(data["humidity"]), data["ts"]), None
 
 
 def spark_schema():

@@ -16,9 +16,8 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kafka_patterns import clients
+from kafka_patterns import clients, readings
 from kafka_patterns.catalogue import ROOT, versions
-from kafka_patterns.readings import HUMIDITY_RANGE, TEMPERATURE_RANGE, spark_schema
 
 
 def _artifact(jar: Path) -> str:
@@ -107,21 +106,64 @@ def event_time(ts_ms: Column) -> Column:
     return (ts_ms / 1000).cast("timestamp")
 
 
+# JSON types as Spark's variant names them (schema_of_variant), per contract kind.
+# Integers beyond 64 bits and integral decimals (7.0) are DECIMAL(p,0) there: numbers.
+_INTEGER_TYPES = "^(BIGINT|INT|SMALLINT|TINYINT)$"
+_NUMBER_TYPES = "^(BIGINT|INT|SMALLINT|TINYINT|DECIMAL\\([0-9]+,[0-9]+\\)|DOUBLE|FLOAT)$"
+_SQL_TYPE = {"string": "string", "integer": "bigint", "number": "double"}
+
+
+def _contract_error() -> Column:
+    """The reading contract of kafka_patterns.readings, as one Spark expression over the
+    columns `value` (the record's bytes) and `v` (the value parsed as a variant, which
+    keeps each field's JSON type): the reason of the first failing check, the same
+    checks in the same order with the same reasons as readings.validate; null for a
+    valid reading."""
+    value, v = F.col("value"), F.col("v")
+    def field(name: str) -> Column:
+        return F.expr(f"variant_get(v, '$.{name}')")
+
+    def typed(name: str) -> Column:
+        return F.expr(f"try_variant_get(v, '$.{name}', '{_SQL_TYPE[readings.KINDS[name]]}')")
+
+    kind = {f: F.expr(f"schema_of_variant(variant_get(v, '$.{f}'))") for f in readings.FIELDS}
+    missing = F.concat_ws(",", *[F.when(field(f).isNull() | (kind[f] == "VOID"), F.lit(f)) for f in readings.FIELDS])
+    error = (F.when(value.isNull(), F.lit("empty value"))
+             .when(F.octet_length(value) > readings.MAX_VALUE_BYTES,
+                   F.lit(f"larger than {readings.MAX_VALUE_BYTES} bytes"))
+             .when(~F.expr("is_valid_utf8(cast(value as string))"), F.lit("not UTF-8"))
+             .when(v.isNull(), F.lit("not JSON"))
+             .when(~F.expr("schema_of_variant(v)").startswith("OBJECT"), F.lit("not a JSON object"))
+             .when(missing != "", F.concat(F.lit("missing "), missing)))
+    for name in readings.FIELDS:
+        want = readings.KINDS[name]
+        if want == "string":
+            is_kind = kind[name] == "STRING"
+        else:
+            is_kind = kind[name].rlike(_INTEGER_TYPES if want == "integer" else _NUMBER_TYPES)
+        error = error.when(~is_kind, F.lit(f"{name} is not a{'n' if want == 'integer' else ''} {want}"))
+        if want == "string":
+            error = (error.when(~F.length(typed(name)).between(1, readings.MAX_STRING),
+                                F.lit(f"{name} is empty or longer than {readings.MAX_STRING} characters"))
+                     .when(typed(name).rlike("[\\x00-\\x1F\\x7F]"), F.lit(f"{name} has a control character")))
+        elif name in readings.RANGES:
+            lo, hi = readings.RANGES[name]
+            in_range = F.coalesce(typed(name).between(lo, hi), F.lit(False))  # null: no 64-bit value
+            error = error.when(~in_range, F.lit(f"{name} out of range"))
+    return error
+
+
 def parse_readings(records: DataFrame) -> DataFrame:
-    """Kafka records -> one row per record with the reading's fields (null when the value
-    is not a valid reading), `error` naming why, and the record's topic/partition/offset."""
+    """Kafka records -> one row per record with the reading's fields, `error` naming why
+    the value breaks the reading contract (null for a valid reading; the fields of an
+    invalid one are not to be used), and the record's topic/partition/offset."""
     parsed = records.select(
         F.col("key").cast("string").alias("key"), F.col("value").cast("string").alias("raw"),
-        "topic", "partition", "offset", F.col("timestamp").alias("kafka_ts"),
-        F.from_json(F.col("value").cast("string"), spark_schema(), {"mode": "PERMISSIVE"}).alias("r"))
-    fields = spark_schema().fieldNames()
-    missing = F.concat_ws(",", *[F.when(F.col(f).isNull(), F.lit(f)) for f in fields])
-    (t_lo, t_hi), (h_lo, h_hi) = TEMPERATURE_RANGE, HUMIDITY_RANGE
-    error = (F.when(missing == ",".join(fields), F.lit("not a JSON reading"))
-             .when(missing != "", F.concat(F.lit("missing "), missing))
-             .when(~F.col("temperature").between(t_lo, t_hi), F.lit("temperature out of range"))
-             .when(~F.col("humidity").between(h_lo, h_hi), F.lit("humidity out of range")))
-    return parsed.select("*", "r.*").drop("r").withColumn("error", error)
+        "topic", "partition", "offset", F.col("timestamp").alias("kafka_ts"), "value",
+        F.expr("try_parse_json(cast(value as string))").alias("v"))
+    fields = [F.expr(f"try_variant_get(v, '$.{f}', '{_SQL_TYPE[k]}')").alias(f) for f, k in readings.KINDS.items()]
+    return (parsed.select("*", *fields, _contract_error().alias("error"))
+            .drop("v", "value"))
 
 
 def valid_readings(records: DataFrame) -> DataFrame:
