@@ -33,8 +33,8 @@ def test_malformed_records_are_dead_lettered_with_reason_and_origin(kafka_record
     got = routed(kafka_records, values)
     dead = [h for t, _, h in got if t == cf.DEADLETTER_TOPIC]
     assert [h["reason"] for h in dead] == ["not JSON", "temperature out of range"]
-    assert [(h["source.topic"], h["source.partition"], h["source.offset"]) for h in dead] == [
-        ("weather.readings", "0", "0"), ("weather.readings", "0", "1")]
+    assert [(h["source.topic"], h["source.partition"], h["source.offset"], h["job"]) for h in dead] == [
+        ("weather.readings", "0", "0", cf.JOB), ("weather.readings", "0", "1", cf.JOB)]
     assert [t for t, _, _ in got].count(cf.HEAT_TOPIC) == 1
 
 

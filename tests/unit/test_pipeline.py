@@ -14,12 +14,13 @@ T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z, a window boundary
 
 def test_clean_passes_valid_readings_and_dead_letters_the_rest_with_a_reason(kafka_records):
     out = pipeline.clean(kp_spark.parse_readings(kafka_records([reading(1), "{oops", reading(2, humidity=140.0)])),
-                         "clean.t", "dead.t").collect()
+                         "clean.t", "dead.t", "pipeline-clean").collect()
     by_topic = {}
     for r in out:
         by_topic.setdefault(r.topic, []).append({h.key: bytes(h.value).decode() for h in r.headers})
     assert len(by_topic["clean.t"]) == 1
     assert [h["reason"] for h in by_topic["dead.t"]] == ["not JSON", "humidity out of range"]
+    assert {h["job"] for h in by_topic["dead.t"]} == {"pipeline-clean"}
 
 
 def test_latest_profile_per_station_wins_and_tombstones_delete(spark):

@@ -6,7 +6,7 @@ Each reading of weather.readings is tested against the alert predicates and rout
 the topic of every predicate it matches: temperature >= 30 °C -> weather.alerts.heat,
 temperature <= 0 °C -> weather.alerts.frost; other readings go nowhere. Malformed
 records go to weather.deadletter with the reason in the `reason` header (and their
-source topic/partition/offset in headers), so nothing crashes the job or vanishes.
+source topic/partition/offset and the job in headers), so nothing crashes the job or vanishes.
 
 Guarantee: no matching reading lost, none routed to the wrong topic; duplicates
 counted. The Kafka sink is at-least-once (Spark cannot make a Kafka write part of
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from kafka_patterns import spark
+from kafka_patterns import deadletters, spark
 from kafka_patterns.jobs import base
 
 JOB = "content-filter"
@@ -42,28 +42,14 @@ PREDICATES_PY: dict[str, Callable[[float], bool]] = {
 }
 
 
-def header(name: str, value: Column) -> Column:
-    return F.struct(F.lit(name).alias("key"), value.cast("string").cast("binary").alias("value"))
-
-
-def dead_letters(parsed: DataFrame, topic: str = DEADLETTER_TOPIC) -> DataFrame:
-    """Malformed records of parse_readings -> Kafka sink rows for the dead-letter topic,
-    the reason and the record's origin in headers (pure)."""
-    return parsed.where(F.col("error").isNotNull()).select(
-        F.lit(topic).alias("topic"), F.col("key"), F.col("raw").alias("value"),
-        F.array(header("reason", F.col("error")), header("source.topic", F.col("topic")),
-                header("source.partition", F.col("partition")),
-                header("source.offset", F.col("offset"))).alias("headers"))
-
-
 def route(parsed: DataFrame) -> DataFrame:
     """Parsed records -> Kafka sink rows (topic, key, value, headers): one row per
     matching predicate, and dead letters for malformed records (pure)."""
     valid = parsed.where(F.col("error").isNull())
     routed = [valid.where(pred()).select(F.lit(topic).alias("topic"), F.col("key"), F.col("raw").alias("value"),
-                                         F.array(header("predicate", F.lit(topic))).alias("headers"))
+                                         F.array(deadletters.header("predicate", F.lit(topic))).alias("headers"))
               for topic, pred in PREDICATES.items()]
-    out = dead_letters(parsed)
+    out = deadletters.spark_rows(parsed, DEADLETTER_TOPIC, JOB)
     for r in routed:
         out = out.unionByName(r)
     return out

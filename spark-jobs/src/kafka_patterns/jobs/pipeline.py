@@ -34,9 +34,8 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
-from kafka_patterns import pg, spark
+from kafka_patterns import deadletters, pg, spark
 from kafka_patterns.jobs import base
-from kafka_patterns.jobs.content_filter import dead_letters, header
 from kafka_patterns.readings import FIELDS, spark_schema
 
 STAGES = ("clean", "enrich", "aggregate", "sink")
@@ -82,13 +81,13 @@ def aggregate_schema() -> StructType:
 
 # --- stage 1: clean -----------------------------------------------------------------
 
-def clean(parsed: DataFrame, cleaned_topic: str, deadletter_topic: str) -> DataFrame:
+def clean(parsed: DataFrame, cleaned_topic: str, deadletter_topic: str, job: str) -> DataFrame:
     """parse_readings rows -> Kafka sink rows: valid readings unchanged to the cleaned
     topic, malformed ones to the dead-letter topic with the reason in a header (pure)."""
     valid = parsed.where(F.col("error").isNull()).select(
         F.lit(cleaned_topic).alias("topic"), "key", F.col("raw").alias("value"),
-        F.array(header("stage", F.lit("clean"))).alias("headers"))
-    return valid.unionByName(dead_letters(parsed, deadletter_topic))
+        F.array(deadletters.header("stage", F.lit("clean"))).alias("headers"))
+    return valid.unionByName(deadletters.spark_rows(parsed, deadletter_topic, job))
 
 
 # --- stage 2: enrich ----------------------------------------------------------------
@@ -180,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     if stage == "clean":
         deadletter = next(t for t in outputs if "deadletter" in t)
         cleaned = next(t for t in outputs if t != deadletter)
-        query = kafka_writer(clean(spark.parse_readings(records), cleaned, deadletter), job, args)
+        query = kafka_writer(clean(spark.parse_readings(records), cleaned, deadletter, job), job, args)
     elif stage == "enrich":
         # Stream-static join: the profile topic is read again (in full, compacted) for
         # every micro-batch, so each batch joins the profiles as they are then.
