@@ -24,7 +24,7 @@ PLAYBOOK := ansible-playbook -i $(INVENTORY)
 # the login name, not a Kafka user).
 USER_NAME := $(if $(filter command line,$(origin USER)),$(USER))
 
-.PHONY: help setup up restart down clean status bootstrap client-config demo patterns run test test-unit test-infra test-security test-integration test-faults test-kube lint
+.PHONY: help setup up restart down clean status bootstrap client-config dlq replay-dlq demo patterns run test test-unit test-infra test-security test-integration test-faults test-kube lint
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -81,6 +81,13 @@ status: setup ## nodes and roles, quorum, topics with ISR, Connect plugins, Post
 client-config: setup ## write a client properties file for a catalogue user and print kcat flags: make client-config USER=<name>
 	@test -n "$(USER_NAME)" || { echo "USER is not set: make client-config USER=<name> (a job or user of spark-jobs/catalogue.yaml, or admin)" >&2; exit 2; }
 	@$(PY) -m kafka_patterns.credentials client-config $(USER_NAME)
+
+dlq: setup ## what is in the dead-letter topic, grouped by reason, with the jobs and source topics
+	@$(PY) -m kafka_patterns.dlq show
+
+replay-dlq: setup ## write the dead letters of one reason back to their source topics: make replay-dlq REASON='<reason>'
+	@test -n "$(REASON)" || { echo "REASON is not set: make replay-dlq REASON='<reason>' (make dlq lists the reasons)" >&2; exit 2; }
+	@$(PY) -m kafka_patterns.dlq replay --reason "$(REASON)"
 
 bootstrap: setup ## print the bootstrap servers (use with make -s)
 	@$(PY) -m kafka_patterns.inventory bootstrap

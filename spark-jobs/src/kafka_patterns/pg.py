@@ -42,6 +42,30 @@ def insert_rows(conn: psycopg.Connection, table: str, columns: Sequence[str], ro
     return n
 
 
+def insert_rows_isolating_failures(conn: psycopg.Connection, table: str, columns: Sequence[str],
+                                   rows: Sequence[Sequence]) -> tuple[int, list[tuple[Sequence, str]]]:
+    """insert_rows, except that a row PostgreSQL refuses for its data (psycopg.DataError:
+    a NUL in a text, a value out of a column's range, an invalid encoding) does not sink
+    the batch: the batch is then written row by row, each in a savepoint, and the
+    refused rows are returned with PostgreSQL's reason; the others are written. Returns
+    (rows written, [(refused row, reason)])."""
+    try:
+        with conn.transaction():  # a savepoint: a refused COPY leaves the caller's transaction usable
+            return insert_rows(conn, table, columns, rows), []
+    except (psycopg.DataError, ValueError):  # ValueError: psycopg refuses a NUL before sending
+        pass
+    written, refused = 0, []
+    insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))})"
+    for row in rows:
+        try:
+            with conn.transaction():
+                conn.execute(insert, row)
+            written += 1
+        except (psycopg.DataError, ValueError) as e:
+            refused.append((row, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
+    return written, refused
+
+
 def claim_batch(conn: psycopg.Connection, job: str, batch_id: int) -> bool:
     """Record a batch as committed in the caller's transaction. False when it already
     was: a replayed batch after a restart, whose rows must not be written again."""

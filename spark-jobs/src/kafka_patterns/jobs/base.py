@@ -95,7 +95,11 @@ def postgres_batch_sink(ledger_key: str, table: str, columns: Sequence[str],
             if exactly_once and not pg.claim_batch(conn, ledger_key, batch_id):
                 log.warning("%s: batch %d already committed, skipped", ledger_key, batch_id)
                 return
-            pg.insert_rows(conn, table, columns, rows)
+            # A row the table refuses is set aside, not retried with the batch forever.
+            _, refused = pg.insert_rows_isolating_failures(conn, table, columns, rows)
+        for row, reason in refused:
+            log.error("%s: batch %d: %s refused a row (%s); the rest of the batch is written: %r",
+                      ledger_key, batch_id, table, reason, row)
         crash_after_write_if_asked(ledger_key, batch_id)
     return write
 

@@ -1,0 +1,39 @@
+"""The PostgreSQL sink of the foreachBatch jobs: a row PostgreSQL refuses for its data
+is set aside with the reason, and the rest of its batch is written, in the caller's
+transaction (the batch ledger's), instead of the batch failing again on every retry."""
+
+import datetime as dt
+
+from kafka_patterns import pg
+
+COLUMNS = ("sensor", "seq", "kafka_partition", "event_time")
+WHEN = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+def test_refused_rows_are_set_aside_and_the_rest_of_the_batch_is_written(cluster):
+    rows = [("sensor-01", 1, 0, WHEN),
+            ("sensor-\x0002", 2, 0, WHEN),  # a NUL: no PostgreSQL text may hold one
+            ("sensor-03", 3, 2**40, WHEN),  # beyond the INT column
+            ("sensor-04", 4, 1, WHEN)]
+    with pg.connect() as conn:
+        conn.execute("CREATE TEMP TABLE poison_sink (sensor TEXT, seq BIGINT, kafka_partition INT, "
+                     "event_time TIMESTAMPTZ) ON COMMIT DROP")
+        conn.execute("CREATE TEMP TABLE ledger_stand_in (n INT) ON COMMIT DROP")
+        conn.execute("INSERT INTO ledger_stand_in VALUES (1)")  # written before, in the same transaction
+        written, refused = pg.insert_rows_isolating_failures(conn, "poison_sink", COLUMNS, rows)
+        stored = conn.execute("SELECT seq FROM poison_sink ORDER BY seq").fetchall()
+        ledger = conn.execute("SELECT n FROM ledger_stand_in").fetchall()
+    assert written == 2 and [s for (s,) in stored] == [1, 4]
+    assert [row[1] for row, _ in refused] == [2, 3]
+    assert all(reason for _, reason in refused)
+    assert ledger == [(1,)], "the caller's transaction must survive the refused rows"
+
+
+def test_a_clean_batch_is_written_in_one_copy(cluster):
+    with pg.connect() as conn:
+        conn.execute("CREATE TEMP TABLE clean_sink (sensor TEXT, seq BIGINT, kafka_partition INT, "
+                     "event_time TIMESTAMPTZ) ON COMMIT DROP")
+        written, refused = pg.insert_rows_isolating_failures(
+            conn, "clean_sink", COLUMNS, [(f"sensor-{i}", i, 0, WHEN) for i in range(100)])
+        count = conn.execute("SELECT count(*) FROM clean_sink").fetchone()[0]
+    assert (written, refused, count) == (100, [], 100)
