@@ -169,6 +169,17 @@ def consume_error(user: str, bootstrap: str, topic: str, group: str) -> KafkaErr
         consumer.close()
 
 
+def test_the_dlq_user_may_not_write_dead_letters(cluster):
+    # It reads them and replays them to their sources; only the jobs write letters.
+    error = delivery_error("dlq", client_listener(cluster), "weather.deadletter")
+    assert error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED, error
+
+
+def test_the_dlq_user_may_not_consume_the_patterns_topics(cluster):
+    error = consume_error("dlq", client_listener(cluster), "weather.readings", "dlq-reader")
+    assert error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED, error
+
+
 def test_a_job_may_not_consume_a_topic_it_has_no_acl_for(cluster):
     # one-to-one reads weather.readings; rpc.requests belongs to request-reply.
     error = consume_error("one-to-one", client_listener(cluster), "rpc.requests", "one-to-one-refusal")
