@@ -24,7 +24,10 @@ def chaos_cluster() -> inventory.Cluster:
     return cluster
 
 
+# A run's own waits are bounded (kafka_patterns.chaos: the rolling restart alone may take
+# 30 min on a loaded host), so pytest's default 900 s would cut a slow restart short.
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 @pytest.mark.parametrize("run", range(1, RUNS + 1), ids=lambda r: f"run{r}")
 @pytest.mark.parametrize("scenario", list(chaos.SCENARIOS))
 def test_no_acknowledged_record_is_lost_or_duplicated(chaos_cluster, scenario, run):
