@@ -12,7 +12,7 @@ import re
 import socket
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -42,11 +42,12 @@ class Cluster:
     postgres_port: int
     postgres_db: str
     postgres_user: str
-    postgres_password: str
+    # Never in a repr: a failing test prints its fixtures' values.
+    postgres_password: str = field(repr=False)
     run_dir: Path
     # The replication role Debezium connects as (CDC).
     postgres_replication_user: str = "cdc"
-    postgres_replication_password: str = ""
+    postgres_replication_password: str = field(default="", repr=False)
 
     @property
     def bootstrap_servers(self) -> str:
