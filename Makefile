@@ -24,7 +24,7 @@ PLAYBOOK := ansible-playbook -i $(INVENTORY)
 # the login name, not a Kafka user).
 USER_NAME := $(if $(filter command line,$(origin USER)),$(USER))
 
-.PHONY: help setup up restart down clean status bootstrap client-config dlq replay-dlq demo patterns run test test-unit test-infra test-security test-integration test-faults test-kube lint
+.PHONY: help setup up restart down clean status bootstrap client-config dlq replay-dlq bad-input demo patterns run test test-unit test-infra test-security test-integration test-faults test-kube lint
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -84,6 +84,10 @@ client-config: setup ## write a client properties file for a catalogue user and 
 
 dlq: setup ## what is in the dead-letter topic, grouped by reason, with the jobs and source topics
 	@$(PY) -m kafka_patterns.dlq show
+
+bad-input: setup ## every pattern that reads readings, fed each kind of bad record: written, dead-lettered, crashed (PATTERN=<name>: one)
+	@$(PY) -m kafka_patterns.inventory is-up 2>/dev/null || $(MAKE) up
+	@$(PY) -m kafka_patterns.bad_input_suite $(PATTERN)
 
 replay-dlq: setup ## write the dead letters of one reason back to their source topics: make replay-dlq REASON='<reason>'
 	@test -n "$(REASON)" || { echo "REASON is not set: make replay-dlq REASON='<reason>' (make dlq lists the reasons)" >&2; exit 2; }

@@ -1,5 +1,5 @@
 """Part 3: Spark jobs end to end. The jobs run continuously (their main(), like
-scenarios.base.run_job but unbounded, in this process, on the Spark session the
+runner.run_job but unbounded, in this process, on the Spark session the
 consume measurements already warmed) from the end of their input topics with fresh
 checkpoints. Readings stamped with the wall clock as event time are fed at a fixed
 rate while the sink's count of the run's records is polled: the k-th record counts as
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 from bench import stats
 from bench.runner import progress
-from kafka_patterns import catalogue, clients, credentials, pg
+from kafka_patterns import catalogue, clients, credentials, pg, runner
+from kafka_patterns.jobs import base as job_base
 from kafka_patterns.readings import Reading, station_of
-from kafka_patterns.scenarios import base
 
 TRIGGER_SECONDS = "0.5"
 WARMUP = 20
@@ -41,7 +41,7 @@ class Target:
 
     @property
     def table(self) -> str:
-        return base.output_table(self.jobs[-1])
+        return job_base.output_table(self.jobs[-1])
 
     @property
     def count_sql(self) -> str:
@@ -72,9 +72,9 @@ def ensure_sink(target: Target) -> None:
     if hasattr(module, "DDL") and target.jobs[-1].startswith("pipeline"):
         pg.ensure(module.DDL)
     else:
-        from kafka_patterns.jobs import one_to_one
+        from kafka_patterns.jobs import readings_to_postgres
 
-        one_to_one.ensure_table(target.table)
+        readings_to_postgres.ensure_table(target.table)
 
 
 class JobThread(threading.Thread):
@@ -155,11 +155,11 @@ def feed(topic: str, run: str, seq0: int, count: int, rate: float | None) -> lis
 
 
 def measure(target: Target, rate: int, seconds: int, burst: int) -> dict:
-    run = "bench" + base.new_run()
+    run = "bench" + runner.new_run()
     ensure_sink(target)
-    first = {job: base.input_topics(job)[0] for job in target.jobs}
-    starting = base.end_offsets(sorted(set(first.values())))
-    threads = [JobThread(job, base.job_args(job, run, {first[job]: starting[first[job]]},
+    first = {job: job_base.input_topics(job)[0] for job in target.jobs}
+    starting = runner.end_offsets(sorted(set(first.values())))
+    threads = [JobThread(job, runner.job_args(job, run, {first[job]: starting[first[job]]},
                                             "--trigger-seconds", TRIGGER_SECONDS, bounded=False))
                for job in target.jobs]
     watcher = SinkWatcher(target.count_sql, run)
@@ -197,7 +197,7 @@ def measure(target: Target, rate: int, seconds: int, burst: int) -> dict:
         watcher.stop.set()
         for t in threads:
             t.stop()
-        shutil.rmtree(base.checkpoint(target.jobs[0], run).parent, ignore_errors=True)
+        shutil.rmtree(runner.checkpoint(target.jobs[0], run).parent, ignore_errors=True)
         with pg.connect(autocommit=True) as conn:  # the bench's rows are not the patterns' data
             conn.execute(f"DELETE FROM {target.table} WHERE run = %s", (run,))
     return {"job": target.name, "jobs": list(target.jobs), "available": True, "input_rate": rate,

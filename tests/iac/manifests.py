@@ -73,18 +73,20 @@ def k8s_name(name: str) -> str:
     return out
 
 
-def output_topics(job: dict[str, Any]) -> list[str]:
-    return [o for o in job["outputs"] if not o.startswith("postgres:")]
+def written_topics(job: dict[str, Any]) -> list[str]:
+    """Its outputs (not "postgres:" ones) and its dead-letter topic."""
+    topics = [o for o in job["outputs"] if not o.startswith("postgres:")]
+    return topics + ([job["deadletter"]] if "deadletter" in job else [])
 
 
 def catalogue_acls(job: dict[str, Any]) -> set[tuple[str, str | None, str, str]]:
-    """The ACLs the catalogue promises a job (its header): Read + Describe on its inputs
+    """The ACLs the catalogue promises a job (its header): Read + Describe on its inputs and lookups
     and Read on its groups (prefixed with the job's name), Write + Describe on its output
-    topics, and for a transactional job its transactional id and IdempotentWrite."""
+    topics and dead letters, and for a transactional job its transactional id and IdempotentWrite."""
     acls = {("group", job["name"], "prefix", "Read")}
-    for topic in job["inputs"]:
+    for topic in job["inputs"] + job.get("lookups", []):
         acls |= {("topic", topic, "literal", "Read"), ("topic", topic, "literal", "Describe")}
-    for topic in output_topics(job):
+    for topic in written_topics(job):
         acls |= {("topic", topic, "literal", "Write"), ("topic", topic, "literal", "Describe")}
     if job.get("transactional"):
         acls |= {("transactionalId", job["name"], "prefix", "Write"),

@@ -20,7 +20,8 @@ def test_refused_rows_are_set_aside_and_the_rest_of_the_batch_is_written(cluster
                      "event_time TIMESTAMPTZ) ON COMMIT DROP")
         conn.execute("CREATE TEMP TABLE ledger_stand_in (n INT) ON COMMIT DROP")
         conn.execute("INSERT INTO ledger_stand_in VALUES (1)")  # written before, in the same transaction
-        written, refused = pg.insert_rows_isolating_failures(conn, "poison_sink", COLUMNS, rows)
+        done = pg.insert_rows_isolating_failures(conn, "poison_sink", COLUMNS, rows)
+        written, refused = done.written, done.refused
         stored = conn.execute("SELECT seq FROM poison_sink ORDER BY seq").fetchall()
         ledger = conn.execute("SELECT n FROM ledger_stand_in").fetchall()
     assert written == 2 and [s for (s,) in stored] == [1, 4]
@@ -33,7 +34,21 @@ def test_a_clean_batch_is_written_in_one_copy(cluster):
     with pg.connect() as conn:
         conn.execute("CREATE TEMP TABLE clean_sink (sensor TEXT, seq BIGINT, kafka_partition INT, "
                      "event_time TIMESTAMPTZ) ON COMMIT DROP")
-        written, refused = pg.insert_rows_isolating_failures(
+        done = pg.insert_rows_isolating_failures(
             conn, "clean_sink", COLUMNS, [(f"sensor-{i}", i, 0, WHEN) for i in range(100)])
+        written, refused = done.written, done.refused
         count = conn.execute("SELECT count(*) FROM clean_sink").fetchone()[0]
     assert (written, refused, count) == (100, [], 100)
+
+
+def test_with_a_unique_key_a_reading_already_stored_is_skipped_and_counted(cluster):
+    rows = [("sensor-01", 1, 0, WHEN), ("sensor-01", 2, 0, WHEN), ("sensor-01", 1, 3, WHEN),  # 1 again
+            ("sensor-\x0002", 9, 0, WHEN)]  # and a refused row in the same batch
+    with pg.connect() as conn:
+        conn.execute("CREATE TEMP TABLE unique_sink (sensor TEXT, seq BIGINT, kafka_partition INT, "
+                     "event_time TIMESTAMPTZ, UNIQUE (sensor, seq)) ON COMMIT DROP")
+        conn.execute("INSERT INTO unique_sink VALUES ('sensor-01', 2, 0, now())")  # stored by an earlier batch
+        done = pg.insert_rows_isolating_failures(conn, "unique_sink", COLUMNS, rows, unique=("sensor", "seq"))
+        stored = conn.execute("SELECT sensor, seq, kafka_partition FROM unique_sink ORDER BY seq").fetchall()
+    assert (done.written, done.duplicates, len(done.refused)) == (1, 2, 1)
+    assert stored == [("sensor-01", 1, 0), ("sensor-01", 2, 0)], "the first copy of a reading is kept"

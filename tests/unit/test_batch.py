@@ -4,6 +4,7 @@ scenario's contiguity check."""
 import pytest
 
 from helpers import reading
+from kafka_patterns import readings
 from kafka_patterns import spark as kp_spark
 from kafka_patterns.jobs import batch_aggregate
 from kafka_patterns.readings import Reading
@@ -58,4 +59,4 @@ def test_contiguity_check_accepts_adjacent_ranges_and_rejects_gaps_and_overlaps(
 def test_expected_aggregates_are_python_sums_over_the_readings():
     rs = [Reading("r", "s1", "st", 0, 1.5, 50, 0), Reading("r", "s1", "st", 3, 2.5, 50, 0),
           Reading("r", "s2", "st", 1, 4.0, 50, 0)]
-    assert batch.expected_aggregates(rs) == {"s1": (2, 4.0, 3), "s2": (1, 4.0, 1)}
+    assert readings.totals_per_sensor(rs) == {"s1": (2, 4.0, 3), "s2": (1, 4.0, 1)}

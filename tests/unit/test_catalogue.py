@@ -19,7 +19,7 @@ def test_every_topic_meets_the_guarantee_settings(cat):
 def test_every_job_reads_and_writes_declared_topics(cat):
     declared = set(catalogue.topics(cat))
     for job in cat["jobs"]:
-        for ref in job["inputs"] + job["outputs"]:
+        for ref in job["inputs"] + job.get("lookups", []) + job["outputs"] + [job.get("deadletter", "postgres:")]:
             assert ref.startswith("postgres:") or ref in declared, (job["name"], ref)
 
 
@@ -34,6 +34,9 @@ def test_every_job_reads_and_writes_declared_topics(cat):
         (lambda c: c.update(topicz=[]), "(top): Additional properties"),
         (lambda c: c["jobs"][0].update(inputs=["no.such.topic"]), "jobs[0].inputs: topic 'no.such.topic'"),
         (lambda c: c["jobs"][0].update(outputs=c["jobs"][0]["inputs"]), "reads a topic it writes"),
+        (lambda c: c["jobs"][0].update(deadletter="no.such.topic"), "jobs[0].deadletter: topic 'no.such.topic'"),
+        (lambda c: c["jobs"][0].update(deadletter=c["jobs"][0]["inputs"][0]), "reads a topic it writes"),
+        (lambda c: c["jobs"][0].update(lookups=["no.such.topic"]), "jobs[0].lookups: topic 'no.such.topic'"),
         (lambda c: c["topics"].append(dict(c["topics"][0])), "declared twice"),
     ],
 )

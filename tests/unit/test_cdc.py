@@ -16,7 +16,8 @@ def event(op, before=None, after=None):
 
 
 def transformed(spark, kafka_records, values):
-    out = cdc.transform(kafka_records(values, topic="cdc.public.stations", keys=["k"] * len(values))).collect()
+    out = cdc.transform(cdc.parse_events(kafka_records(values, topic="cdc.public.stations",
+                                                       keys=["k"] * len(values)))).collect()
     return [(json.loads(r.key), None if r.value is None else json.loads(r.value)) for r in out]
 
 
@@ -43,6 +44,19 @@ def test_a_delete_becomes_a_tombstone_with_the_key(spark, kafka_records):
 
 def test_debezium_tombstones_and_foreign_values_are_dropped(spark, kafka_records):
     assert transformed(spark, kafka_records, [b"", "not json", {"op": "x"}]) == []
+
+
+def test_values_that_are_not_change_events_are_dead_lettered_with_a_reason(spark, kafka_records):
+    from kafka_patterns import spark as kp_spark
+
+    values = [event("c", after=row(1)), "not json", {"op": "x"}, event("u", after={"name": "no id"}), b""]
+    parsed = cdc.parse_events(kafka_records(values, topic="cdc.public.stations", keys=["k"] * len(values)))
+    letters = kp_spark.dead_letter_rows(parsed, "dead.t", cdc.JOB).collect()
+    got = [({h.key: bytes(h.value).decode() for h in r.headers}) for r in letters]
+    assert [(h["reason"], h["source.offset"]) for h in got] == [
+        ("not a change event", "1"), ("not a change event", "2"), ("change event without a row id", "3"),
+        ("not a change event", "4")]
+    assert {h["job"] for h in got} == {cdc.JOB}
 
 
 def test_expected_row_applies_the_same_rule():

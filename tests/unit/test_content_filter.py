@@ -8,9 +8,11 @@ from kafka_patterns.jobs import content_filter as cf
 from kafka_patterns.readings import Reading
 from kafka_patterns.scenarios import content_filter as scenario
 
+DEAD = "dead.t"
+
 
 def routed(kafka_records, values):
-    rows = cf.route(kp_spark.parse_readings(kafka_records(values))).collect()
+    rows = cf.route(kp_spark.parse_readings(kafka_records(values)), DEAD).collect()
     return [(r.topic, r.key, {h.key: bytes(h.value).decode() for h in r.headers}) for r in rows]
 
 
@@ -22,7 +24,7 @@ def test_readings_go_to_the_topic_of_each_matching_predicate(kafka_records):
 
 
 def test_the_routed_value_is_the_original_reading(kafka_records):
-    rows = cf.route(kp_spark.parse_readings(kafka_records([reading(9, temperature=41.0)]))).collect()
+    rows = cf.route(kp_spark.parse_readings(kafka_records([reading(9, temperature=41.0)])), DEAD).collect()
     assert len(rows) == 1
     r, reason = readings.parse(rows[0].value)
     assert reason is None and (r.seq, r.temperature) == (9, 41.0)
@@ -31,7 +33,7 @@ def test_the_routed_value_is_the_original_reading(kafka_records):
 def test_malformed_records_are_dead_lettered_with_reason_and_origin(kafka_records):
     values = ["{not json", reading(1, temperature=99.0), reading(2, temperature=35.0)]
     got = routed(kafka_records, values)
-    dead = [h for t, _, h in got if t == cf.DEADLETTER_TOPIC]
+    dead = [h for t, _, h in got if t == DEAD]
     assert [h["reason"] for h in dead] == ["not JSON", "temperature out of range"]
     assert [(h["source.topic"], h["source.partition"], h["source.offset"], h["job"]) for h in dead] == [
         ("weather.readings", "0", "0", cf.JOB), ("weather.readings", "0", "1", cf.JOB)]

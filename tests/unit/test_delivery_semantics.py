@@ -12,9 +12,11 @@ from kafka_patterns.jobs import at_least_once, base, exactly_once
 def test_the_jobs_differ_only_in_the_batch_ledger(monkeypatch, module, job, ledger):
     calls = []
     monkeypatch.setattr(module, "run_to_postgres",
-                        lambda name, argv, doc, exactly_once: calls.append((name, argv, exactly_once)) or 0)
+                        lambda name, argv, doc, exactly_once, unique_readings=None:
+                        calls.append((name, argv, exactly_once, unique_readings)) or 0)
     assert module.main(["--available-now"]) == 0
-    assert calls == [(job, ["--available-now"], ledger)]
+    # Neither stores a reading once by a unique key: the ledger alone must do it.
+    assert calls == [(job, ["--available-now"], ledger, False if ledger else None)]
 
 
 def test_crash_hook_fires_once_per_checkpoint_at_the_requested_batch(monkeypatch, tmp_path):

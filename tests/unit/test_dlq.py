@@ -17,3 +17,24 @@ def test_letters_are_grouped_by_reason_most_frequent_first():
     assert groups[0].jobs == {"content-filter": 2, "pipeline-clean": 1}
     text = dlq.table(groups)
     assert "not JSON" in text and "content-filter (2), pipeline-clean (1)" in text
+
+
+def test_a_record_lettered_by_several_jobs_is_replayed_once():
+    def sourced(offset, job, source_offset):
+        return dlq.Letter(0, offset, b"k", b"v", {"reason": "not JSON", "job": job, "source.topic": "weather.readings",
+                                                  "source.partition": "1", "source.offset": str(source_offset)})
+    letters = [sourced(0, "fanout-logger", 7), sourced(1, "fanout-minmax", 7), sourced(2, "fanout-logger", 8),
+               letter(3, "not JSON"), letter(4, "ts out of range")]
+    chosen = dlq.to_replay(letters, "not JSON")
+    assert [x.offset for x in chosen] == [0, 2, 3]
+
+
+def test_the_dlq_user_may_write_every_input_of_a_dead_lettering_job_and_nothing_more():
+    from kafka_patterns import catalogue
+
+    cat = catalogue.load()
+    inputs = {t for j in cat["jobs"] if j.get("deadletter") for t in j["inputs"]}
+    user = next(u for u in cat["users"] if u["name"] == dlq.USER)
+    writable = {a["resource"]["name"] for a in user["acls"] if "Write" in a["operations"]}
+    assert all(a["resource"].get("patternType") == "literal" for a in user["acls"])
+    assert writable == inputs

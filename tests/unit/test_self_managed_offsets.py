@@ -17,7 +17,7 @@ def test_fold_sums_per_sensor_and_records_the_next_offset_per_partition():
     deltas, offsets, malformed = smo.fold(batch)
     assert deltas == {"sensor-01": [2, 22.5, 5], "sensor-02": [1, 20.0, 2]}
     assert offsets == {("weather.readings", 0): 12, ("weather.readings", 2): 5}
-    assert malformed == 1, "a malformed record advances the offset and is counted, not applied"
+    assert malformed == [(3, "not JSON")], "a malformed record advances the offset and is set aside, not applied"
 
 
 def test_fold_does_not_apply_records_at_or_past_the_until_offsets():

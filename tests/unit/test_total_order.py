@@ -4,12 +4,13 @@ the accounting detects a break of the global order that per-key order would not.
 from helpers import reading
 from kafka_patterns import spark as kp_spark
 from kafka_patterns.delivery import account
-from kafka_patterns.jobs import one_to_one, total_order
+from kafka_patterns.jobs import readings_to_postgres, total_order
 
 
 def test_rows_keep_offsets_of_the_single_partition(kafka_records):
     values = [reading(0, sensor="sensor-00"), reading(1, sensor="sensor-01"), reading(2, sensor="sensor-00")]
-    rows = one_to_one.to_rows(kp_spark.valid_readings(kafka_records(values, topic="weather.readings.ordered")))
+    records = kafka_records(values, topic="weather.readings.ordered")
+    rows = readings_to_postgres.to_rows(kp_spark.valid_readings(records))
     got = [(r.kafka_partition, r.kafka_offset, r.sensor, r.seq) for r in rows.collect()]
     assert got == [(0, 0, "sensor-00", 0), (0, 1, "sensor-01", 1), (0, 2, "sensor-00", 2)]
 

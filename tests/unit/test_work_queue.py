@@ -15,11 +15,11 @@ def t(s: float) -> datetime:
     return T0 + timedelta(seconds=s)
 
 
-def test_work_rows_identify_each_item_and_count_malformed_ones():
+def test_work_rows_identify_each_item_and_set_malformed_ones_aside_with_the_reason():
     msgs = [Msg(json.dumps(reading(7, sensor="sensor-02")).encode(), 3, 40), Msg(b"{not json", 3, 41)]
     rows, bad = wq.work_rows("g", "w1", msgs, T0)
-    assert rows == [("g", "w1", 3, 40, "sensor-02", 7, T0), ("g", "w1", 3, 41, None, None, T0)]
-    assert bad == 1
+    assert rows == [("g", "w1", 3, 40, "sensor-02", 7, T0)]
+    assert bad == [(msgs[1], "not JSON")]
 
 
 def test_a_handover_after_revoke_is_not_an_overlap():

@@ -125,10 +125,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 strimzi.io/cluster: {{ include "kp.cluster" . }}
 {{- end -}}
 
-{{/* Topic names of a job's outputs: "postgres:<table>" outputs are not topics. */}}
-{{- define "kp.outputTopics" -}}
+{{/* The topics a job writes: its outputs ("postgres:<table>" outputs are not topics)
+     and its dead-letter topic. */}}
+{{- define "kp.writtenTopics" -}}
 {{- $out := list -}}
-{{- range . -}}{{- if not (hasPrefix "postgres:" .) -}}{{- $out = append $out . -}}{{- end -}}{{- end -}}
+{{- range .outputs -}}{{- if not (hasPrefix "postgres:" .) -}}{{- $out = append $out . -}}{{- end -}}{{- end -}}
+{{- with .deadletter -}}{{- $out = append $out . -}}{{- end -}}
 {{- toJson $out -}}
 {{- end -}}
 

@@ -55,12 +55,15 @@ def validate(data: Any, source: str = "catalogue") -> dict[str, Any]:
         if t.get("replicationFactor", data["cluster"]["replicationFactor"]) < data["cluster"]["minInsyncReplicas"]:
             raise CatalogueError(f"{source}: topics.{t['name']}.replicationFactor is below cluster.minInsyncReplicas")
     for i, job in enumerate(data.get("jobs", [])):
-        for key in ("inputs", "outputs"):
-            for ref in job[key]:
+        for key in ("inputs", "lookups", "outputs"):
+            for ref in job.get(key, []):
                 if not ref.startswith("postgres:") and ref not in topics:
                     raise CatalogueError(f"{source}: jobs[{i}].{key}: topic {ref!r} of job {job['name']!r} "
                                          "is not declared under topics")
-        if set(job["inputs"]) & set(job["outputs"]):
+        if "deadletter" in job and job["deadletter"] not in topics:
+            raise CatalogueError(f"{source}: jobs[{i}].deadletter: topic {job['deadletter']!r} of job "
+                                 f"{job['name']!r} is not declared under topics")
+        if {*job["inputs"], *job.get("lookups", [])} & {*job["outputs"], job.get("deadletter")}:
             raise CatalogueError(f"{source}: jobs[{i}]: job {job['name']!r} reads a topic it writes")
     return data
 
@@ -84,6 +87,12 @@ def topics(catalogue: dict[str, Any] | None = None) -> dict[str, Topic]:
                          {k: str(v) for k, v in (t.get("config") or {}).items()})
         for t in c["topics"]
     }
+
+
+def schema_of(topic: str, catalogue: dict[str, Any] | None = None) -> str | None:
+    """What the topic's values are (topics.<name>.schema), None when undeclared."""
+    c = catalogue or load()
+    return next((t.get("schema") for t in c["topics"] if t["name"] == topic), None)
 
 
 def jobs(catalogue: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:

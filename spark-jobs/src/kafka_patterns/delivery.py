@@ -60,3 +60,9 @@ def account(acked: Iterable[RecordId], received: Sequence[RecordId], order: Orde
         reordered=count_reordered(received, order),
         unacked=len(counts.keys() - acked_set),
     )
+
+
+def combine(parts: Sequence[Delivery]) -> Delivery:
+    """The sum of several accounts (one per output topic, per group...)."""
+    return Delivery(*(sum(getattr(d, f) for d in parts) for f in
+                      ("acked", "received", "lost", "duplicated", "reordered", "unacked")))

@@ -106,9 +106,23 @@ def table(groups: list[Group]) -> str:
     return tabulate(rows, ["letters", "reason", "jobs", "source topics"], tablefmt="simple")
 
 
+def to_replay(letters: list[Letter], reason: str) -> list[Letter]:
+    """The letters with `reason`, one per source record: several jobs read the same
+    topic (the fan-out subscribers), and each letters a bad record, which goes back
+    once. A letter without its source coordinates counts on its own (pure)."""
+    chosen: dict[tuple, Letter] = {}
+    for x in letters:
+        if x.reason == reason:
+            h = x.headers
+            source = (h.get("source.topic"), h.get("source.partition"), h.get("source.offset"))
+            chosen.setdefault(source if None not in source else (x.partition, x.offset), x)
+    return list(chosen.values())
+
+
 def replay(letters: list[Letter], reason: str) -> int:
-    """Write the letters with `reason` back to their source topics; returns how many."""
-    chosen = [x for x in letters if x.reason == reason]
+    """Write the letters with `reason` back to their source topics, each source record
+    once; returns how many."""
+    chosen = to_replay(letters, reason)
     unknown = sorted({x.headers.get("source.topic", "") for x in chosen} - set(catalogue.topics()))
     if unknown:
         raise SystemExit(f"letters with reason {reason!r} name source topics outside the catalogue: {unknown}")

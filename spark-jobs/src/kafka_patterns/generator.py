@@ -18,7 +18,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from kafka_patterns import catalogue, clients
+from kafka_patterns import bad_input, catalogue, clients
 from kafka_patterns.readings import Reading, station_of
 
 # Normal network/clock skew of event time behind wall-clock time, and how far behind
@@ -81,6 +81,9 @@ def produce(topic: str, count: int, rate: float | None = None, run: str | None =
                 out.readings.append(reading)
         return on_delivery
 
+    # The bad-input suite's cases, when it runs: ahead of the readings, so a pattern that
+    # has taken every reading has also come past every bad record (offsets are in order).
+    bad_input.inject_if_asked(topic, out.run)
     t0 = time.monotonic()
     for i in range(count):
         if rate:

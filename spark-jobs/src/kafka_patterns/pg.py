@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import psycopg
 
@@ -42,28 +43,45 @@ def insert_rows(conn: psycopg.Connection, table: str, columns: Sequence[str], ro
     return n
 
 
+@dataclass
+class Inserted:
+    """What insert_rows_isolating_failures did with a batch."""
+    written: int = 0
+    refused: list[tuple[Sequence, str]] = field(default_factory=list)  # (row, PostgreSQL's reason)
+    duplicates: int = 0  # rows whose unique key the table already held (or the batch, earlier)
+
+
 def insert_rows_isolating_failures(conn: psycopg.Connection, table: str, columns: Sequence[str],
-                                   rows: Sequence[Sequence]) -> tuple[int, list[tuple[Sequence, str]]]:
+                                   rows: Sequence[Sequence], unique: Sequence[str] = ()) -> Inserted:
     """insert_rows, except that a row PostgreSQL refuses for its data (psycopg.DataError:
     a NUL in a text, a value out of a column's range, an invalid encoding) does not sink
     the batch: the batch is then written row by row, each in a savepoint, and the
-    refused rows are returned with PostgreSQL's reason; the others are written. Returns
-    (rows written, [(refused row, reason)])."""
+    refused rows are returned with PostgreSQL's reason; the others are written. With
+    `unique` (the columns of a unique index of the table), a row whose key is already
+    there is skipped and counted as a duplicate. The fast path is one COPY; the row by
+    row path runs only for a batch that holds a refused row or a duplicate."""
     try:
         with conn.transaction():  # a savepoint: a refused COPY leaves the caller's transaction usable
-            return insert_rows(conn, table, columns, rows), []
+            return Inserted(written=insert_rows(conn, table, columns, rows))
     except (psycopg.DataError, ValueError):  # ValueError: psycopg refuses a NUL before sending
         pass
-    written, refused = 0, []
-    insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))})"
+    except psycopg.errors.UniqueViolation:
+        if not unique:
+            raise
+    out = Inserted()
+    conflict = f" ON CONFLICT ({', '.join(unique)}) DO NOTHING" if unique else ""
+    insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))}){conflict}"
     for row in rows:
         try:
             with conn.transaction():
-                conn.execute(insert, row)
-            written += 1
+                cur = conn.execute(insert, row)
+            if cur.rowcount == 1:
+                out.written += 1
+            else:
+                out.duplicates += 1
         except (psycopg.DataError, ValueError) as e:
-            refused.append((row, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
-    return written, refused
+            out.refused.append((row, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
+    return out
 
 
 def claim_batch(conn: psycopg.Connection, job: str, batch_id: int) -> bool:

@@ -10,6 +10,7 @@ also grows per key). Plain Python here; the Spark schema is built on demand.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -140,3 +141,26 @@ def spark_schema():
 
     types = {"seq": LongType(), "ts": LongType(), "temperature": DoubleType(), "humidity": DoubleType()}
     return StructType([StructField(f, types.get(f, StringType())) for f in FIELDS])
+
+
+def split(messages: Iterable) -> tuple[list[tuple[Any, Reading]], list[tuple[Any, str]]]:
+    """Consumed records (anything with .value()) -> ([(record, reading)], [(record, reason)]):
+    the valid readings, and the others with the contract's reason (for the dead letters)."""
+    good, bad = [], []
+    for m in messages:
+        reading, reason = parse(m.value())
+        if reading is None:
+            bad.append((m, reason))
+        else:
+            good.append((m, reading))
+    return good, bad
+
+
+def totals_per_sensor(readings: Iterable[Reading]) -> dict[str, tuple[int, float, int]]:
+    """Python's per-sensor (count, temperature sum, last seq) over the readings: what the
+    batch and self-managed-offsets patterns must arrive at."""
+    totals: dict[str, list] = {}
+    for r in readings:
+        t = totals.setdefault(r.sensor, [0, 0.0, -1])
+        t[0], t[1], t[2] = t[0] + 1, t[1] + r.temperature, max(t[2], r.seq)
+    return {s: tuple(t) for s, t in totals.items()}

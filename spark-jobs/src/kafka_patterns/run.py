@@ -24,7 +24,8 @@ def listing() -> str:
         for name in module.JOBS:
             j = jobs[name]
             p = j["promise"]
-            rows.append([key, name, j["engine"], ", ".join(j["inputs"]), ", ".join(j["outputs"]),
+            outputs = [*j["outputs"], *([f"(dead letters) {j['deadletter']}"] if j.get("deadletter") else [])]
+            rows.append([key, name, j["engine"], ", ".join(j["inputs"]), ", ".join(outputs),
                          p["lost"], p["duplicated"], p["order"], j.get("schedule", "")])
             key = ""
     return tabulate(rows, headers=["PATTERN=", "job", "engine", "inputs", "outputs", "lost", "duplicated",

@@ -16,7 +16,7 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kafka_patterns import clients, readings
+from kafka_patterns import clients, deadletters, readings
 from kafka_patterns.catalogue import ROOT, versions
 
 
@@ -156,9 +156,10 @@ def _contract_error() -> Column:
 def parse_readings(records: DataFrame) -> DataFrame:
     """Kafka records -> one row per record with the reading's fields, `error` naming why
     the value breaks the reading contract (null for a valid reading; the fields of an
-    invalid one are not to be used), and the record's topic/partition/offset."""
+    invalid one are not to be used), the record's topic/partition/offset, and `raw`, its
+    value's bytes as they came (what a dead letter carries)."""
     parsed = records.select(
-        F.col("key").cast("string").alias("key"), F.col("value").cast("string").alias("raw"),
+        F.col("key").cast("string").alias("key"), F.col("value").alias("raw"),
         "topic", "partition", "offset", F.col("timestamp").alias("kafka_ts"), "value",
         F.expr("try_parse_json(cast(value as string))").alias("v"))
     fields = [F.expr(f"try_variant_get(v, '$.{f}', '{_SQL_TYPE[k]}')").alias(f) for f, k in readings.KINDS.items()]
@@ -166,6 +167,27 @@ def parse_readings(records: DataFrame) -> DataFrame:
             .drop("v", "value"))
 
 
+def valid_only(parsed: DataFrame) -> DataFrame:
+    """The valid readings of parse_readings, without the error and raw columns."""
+    return parsed.where(F.col("error").isNull()).drop("error", "raw")
+
+
 def valid_readings(records: DataFrame) -> DataFrame:
-    """parse_readings without the malformed rows (jobs that dead-letter use the error column)."""
-    return parse_readings(records).where(F.col("error").isNull()).drop("error", "raw")
+    """The valid readings among Kafka records (a job sends the others to its dead letters:
+    jobs.base.valid_readings)."""
+    return valid_only(parse_readings(records))
+
+
+def kafka_header(name: str, value: Column) -> Column:
+    """One Kafka header (key, value bytes) of a Spark Kafka sink row."""
+    return F.struct(F.lit(name).alias("key"), value.cast("string").cast("binary").alias("value"))
+
+
+def dead_letter_rows(parsed: DataFrame, topic: str, job: str) -> DataFrame:
+    """Records of parse_readings that break the contract -> Kafka sink rows for the
+    dead-letter `topic`, with deadletters.HEADERS (pure)."""
+    values = (F.col("error"), F.col("topic"), F.col("partition"), F.col("offset"), F.lit(job))
+    return parsed.where(F.col("error").isNotNull()).select(
+        F.lit(topic).alias("topic"), F.col("key"), F.col("raw").alias("value"),
+        F.array(*[kafka_header(name, value)
+                  for name, value in zip(deadletters.HEADERS, values, strict=True)]).alias("headers"))

@@ -14,7 +14,7 @@ import time
 
 from confluent_kafka import Message
 
-from kafka_patterns import pg, readings
+from kafka_patterns import deadletters, pg, readings
 from kafka_patterns.jobs import base, client
 
 JOB = "at-most-once"
@@ -22,10 +22,11 @@ TABLE = base.output_table(JOB)
 DDL = f"CREATE TABLE IF NOT EXISTS {TABLE} (id BIGSERIAL PRIMARY KEY, run TEXT, sensor TEXT, seq BIGINT)"
 
 
-def rows(msgs: list[Message]) -> list[tuple[str, str, int]]:
-    """(run, sensor, seq) of the valid readings among the records."""
-    parsed = (readings.parse(m.value())[0] for m in msgs)
-    return [(r.run, r.sensor, r.seq) for r in parsed if r is not None]
+def rows(msgs: list[Message]) -> tuple[list[tuple[str, str, int]], list[tuple[Message, str]]]:
+    """(run, sensor, seq) of the valid readings among the records, and the others with
+    the reason they are not readings."""
+    good, bad = readings.split(msgs)
+    return [(r.run, r.sensor, r.seq) for _, r in good], bad
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     pg.ensure(DDL)
     consumer = client.group_consumer(args)
     consumer.subscribe(base.input_topics(JOB))
+    letters = deadletters.DeadLetters(JOB, base.deadletter_topic(JOB))
     # Fault injection for the tests: die right after the Nth commit, before processing.
     crash_after = int(os.environ.get("KP_CRASH_AFTER_COMMIT", "0"))
     commits = 0
@@ -48,8 +50,12 @@ def main(argv: list[str] | None = None) -> int:
             os._exit(137)
         if args.work_seconds:
             time.sleep(args.work_seconds)  # the batch's "processing": committed, not yet written
+        good, bad = rows(msgs)
+        for m, reason in bad:
+            letters.send(m, reason)
+        letters.flush()
         with pg.connect() as conn:
-            pg.insert_rows(conn, TABLE, ("run", "sensor", "seq"), rows(msgs))
+            pg.insert_rows(conn, TABLE, ("run", "sensor", "seq"), good)
 
     try:
         client.poll_loop(consumer, commit_then_process, args.batch, args.max_idle_seconds)

@@ -37,8 +37,21 @@ def input_topics(job: str) -> list[str]:
     return [i for i in catalogue.jobs()[job]["inputs"] if not i.startswith("postgres:")]
 
 
+def lookup_topics(job: str) -> list[str]:
+    """Topics the job reads whole, as a table (catalogue jobs.<job>.lookups)."""
+    return list(catalogue.jobs()[job].get("lookups", []))
+
+
 def output_topics(job: str) -> list[str]:
     return [o for o in catalogue.jobs()[job]["outputs"] if not o.startswith("postgres:")]
+
+
+def deadletter_topic(job: str) -> str:
+    """Where the job sends the records it cannot process (catalogue jobs.<job>.deadletter)."""
+    topic = catalogue.jobs()[job].get("deadletter")
+    if not topic:
+        raise catalogue.CatalogueError(f"jobs.{job}.deadletter: not set; this job dead-letters bad records")
+    return topic
 
 
 def output_table(job: str) -> str:
@@ -72,15 +85,40 @@ def start(writer, job: str, args: argparse.Namespace, query: str = "main"):
 
 
 def await_all(queries: Sequence) -> None:
-    """Wait for every query; a failed query raises with Spark's error."""
-    for q in queries:
-        q.awaitTermination()
-        if q.exception() is not None:
-            raise RuntimeError(f"query {q.name} failed: {q.exception()}")
+    """Wait until every query has ended (bounded runs) or one has failed, which raises
+    with Spark's error: a job whose side query fails does not run on without it."""
+    while True:
+        for q in queries:
+            if q.exception() is not None:
+                raise RuntimeError(f"query {q.name} failed: {q.exception()}")
+        if not any(q.isActive for q in queries):
+            return
+        next(q for q in queries if q.isActive).awaitTermination(1.0)
+
+
+def valid_readings(records, job: str, args: argparse.Namespace, query: str = "deadletters"):
+    """The valid readings among Kafka records, and a started query that sends the others
+    to the job's dead-letter topic with their reason (spark.dead_letter_rows). The letters
+    query reads the same source with its own checkpoint, so a bad record neither stops
+    the job nor vanishes; its Kafka sink is at-least-once (a letter may repeat after a
+    crash). Returns (readings, letters query): the job awaits both."""
+    from kafka_patterns import spark  # here: the client jobs use this module without Spark
+
+    parsed = spark.parse_readings(records)
+    return spark.valid_only(parsed), start_dead_letters(parsed, job, args, query)
+
+
+def start_dead_letters(parsed, job: str, args: argparse.Namespace, query: str = "deadletters"):
+    """Start the query that sends the rows of `parsed` with an `error` to the job's
+    dead-letter topic (columns of spark.dead_letter_rows); returns the query."""
+    from kafka_patterns import spark
+
+    letters = spark.dead_letter_rows(parsed, deadletter_topic(job), job)
+    return start(letters.writeStream.format("kafka").options(**spark.kafka_options()), job, args, query)
 
 
 def postgres_batch_sink(ledger_key: str, table: str, columns: Sequence[str],
-                        exactly_once: bool = True) -> Callable:
+                        exactly_once: bool = True, unique: Sequence[str] = ()) -> Callable:
     """A foreachBatch function writing a micro-batch's rows to `table`.
 
     exactly_once=True writes the rows and the batch id (spark_batches ledger) in one
@@ -88,6 +126,8 @@ def postgres_batch_sink(ledger_key: str, table: str, columns: Sequence[str],
     replays after a crash (its checkpoint did not record the commit) is not written
     twice. exactly_once=False is the plain at-least-once foreachBatch. Batch ids
     restart with a new checkpoint, so the ledger key is the checkpoint directory.
+    `unique` names the columns of the table's unique index: a row whose key is already
+    stored (the same reading produced twice) is skipped and counted in the log.
     """
     def write(batch_df, batch_id: int) -> None:
         rows = [tuple(r) for r in batch_df.select(*columns).toLocalIterator()]
@@ -96,10 +136,13 @@ def postgres_batch_sink(ledger_key: str, table: str, columns: Sequence[str],
                 log.warning("%s: batch %d already committed, skipped", ledger_key, batch_id)
                 return
             # A row the table refuses is set aside, not retried with the batch forever.
-            _, refused = pg.insert_rows_isolating_failures(conn, table, columns, rows)
-        for row, reason in refused:
+            done = pg.insert_rows_isolating_failures(conn, table, columns, rows, unique)
+        for row, reason in done.refused:
             log.error("%s: batch %d: %s refused a row (%s); the rest of the batch is written: %r",
                       ledger_key, batch_id, table, reason, row)
+        if done.duplicates:
+            log.warning("%s: batch %d: %d duplicate %s of %s already stored, skipped", ledger_key, batch_id,
+                        done.duplicates, "/".join(unique), table)
         crash_after_write_if_asked(ledger_key, batch_id)
     return write
 

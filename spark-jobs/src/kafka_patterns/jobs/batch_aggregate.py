@@ -8,7 +8,7 @@ that dies before its commit leaves nothing behind and the next run reads the sam
 range again; a run that finds nothing new writes nothing (no-op). Runs of one ledger
 key are serialised by a row lock, and a run whose start no longer matches the stored
 end (another run committed meanwhile) rolls back. Malformed records are counted per
-run (`batch_runs.malformed`), never aggregated.
+run (`batch_runs.malformed`) and sent to the dead-letter topic, never aggregated.
 
     python -m kafka_patterns.jobs.batch_aggregate [--ledger-key K] [--starting-offsets JSON]
                                                    [--ending-offsets JSON]
@@ -126,6 +126,9 @@ def run_once(args: argparse.Namespace) -> dict:
         try:
             records = parsed.count()
             malformed = parsed.where(F.col("error").isNotNull()).count()
+            if malformed:  # before the commit: a crash re-reads the range and sends them again
+                (spark.dead_letter_rows(parsed, base.deadletter_topic(JOB), JOB)
+                 .write.format("kafka").options(**spark.kafka_options()).save())
             rows = [tuple(r) for r in aggregate(parsed.where(F.col("error").isNull())).collect()]
         finally:
             parsed.unpersist()

@@ -9,8 +9,8 @@ row's new state with the name upper-cased and the elevation converted from metre
 feet, written as a schema'd JSON envelope ({"schema": ..., "payload": ...}) keyed by
 {"id": ...} with its schema too (the JDBC sink derives columns and the primary key from
 the schemas); a delete event becomes a tombstone (the key, a null value), which the sink
-turns into a DELETE. Debezium's own tombstones and values that are not change events
-are dropped (counted in the job's log).
+turns into a DELETE. Debezium's own tombstones (null values) are dropped; a value that
+is not a change event goes to the dead-letter topic with the reason.
 
 Guarantee: at-least-once into Kafka (the Kafka sink of Spark may rewrite a batch after
 a crash) made idempotent end to end by the sink's upsert/delete on the primary key;
@@ -61,12 +61,29 @@ def envelope(schema: dict, payload: Column) -> Column:
                     F.to_json(payload), F.lit("}"))
 
 
-def transform(records: DataFrame) -> DataFrame:
-    """Kafka records of Debezium change events -> (key, value) records for the JDBC
-    sink; value is null (a tombstone) for a delete."""
-    events = (records.select(F.from_json(F.col("value").cast("string"), EVENT).alias("e"))
-              .where(F.col("e.op").isin("c", "u", "r", "d")))
-    row = F.when(F.col("e.op") == "d", F.col("e.before")).otherwise(F.col("e.after"))
+def _row() -> Column:
+    """The row a change event is about: the old state for a delete, else the new one."""
+    return F.when(F.col("e.op") == "d", F.col("e.before")).otherwise(F.col("e.after"))
+
+
+def parse_events(records: DataFrame) -> DataFrame:
+    """Kafka records -> the change event `e`, the record's key, `raw` value bytes and
+    source, and `error` naming why a record is not a change event this job can apply
+    (null for a change event, and for Debezium's tombstones, which are no events)."""
+    event = F.from_json(F.col("value").cast("string"), EVENT).alias("e")
+    parsed = records.select(F.col("key").cast("string").alias("key"), F.col("value").alias("raw"),
+                            "topic", "partition", "offset", event)
+    error = (F.when(F.col("raw").isNull(), F.lit(None))
+             .when(~F.coalesce(F.col("e.op").isin("c", "u", "r", "d"), F.lit(False)), F.lit("not a change event"))
+             .when(_row().getField("id").isNull(), F.lit("change event without a row id")))
+    return parsed.select("*", error.alias("error"))
+
+
+def transform(parsed: DataFrame) -> DataFrame:
+    """Parsed change events (parse_events) -> (key, value) records for the JDBC sink;
+    value is null (a tombstone) for a delete. Tombstones and bad records give nothing."""
+    events = parsed.where(F.col("raw").isNotNull() & F.col("error").isNull())
+    row = _row()
     new = F.struct(F.col("e.after.id").alias("id"), F.col("e.after.run").alias("run"),
                    F.upper(F.col("e.after.name")).alias("name"), F.col("e.after.latitude").alias("latitude"),
                    F.col("e.after.longitude").alias("longitude"),
@@ -87,9 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     session = spark.session(JOB)
     records = spark.read_stream(session, base.input_topics(JOB), args.starting_offsets, **base.source_options(args))
     (out,) = base.output_topics(JOB)
-    writer = (transform(records).writeStream.format("kafka").options(**spark.kafka_options())
+    parsed = parse_events(records)
+    writer = (transform(parsed).writeStream.format("kafka").options(**spark.kafka_options())
               .option("topic", out))
-    base.await_all([base.start(writer, JOB, args)])
+    base.await_all([base.start_dead_letters(parsed, JOB, args), base.start(writer, JOB, args)])
     return 0
 
 

@@ -23,13 +23,13 @@ from collections.abc import Callable
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from kafka_patterns import deadletters, spark
+from kafka_patterns import spark
 from kafka_patterns.jobs import base
 
 JOB = "content-filter"
 HEAT_C = 30.0
 FROST_C = 0.0
-HEAT_TOPIC, FROST_TOPIC, DEADLETTER_TOPIC = "weather.alerts.heat", "weather.alerts.frost", "weather.deadletter"
+HEAT_TOPIC, FROST_TOPIC = "weather.alerts.heat", "weather.alerts.frost"
 
 # Topic -> predicate on a parsed, valid reading (plain Python mirror: PREDICATES_PY).
 PREDICATES: dict[str, Callable[[], Column]] = {
@@ -42,14 +42,14 @@ PREDICATES_PY: dict[str, Callable[[float], bool]] = {
 }
 
 
-def route(parsed: DataFrame) -> DataFrame:
+def route(parsed: DataFrame, deadletter_topic: str) -> DataFrame:
     """Parsed records -> Kafka sink rows (topic, key, value, headers): one row per
     matching predicate, and dead letters for malformed records (pure)."""
     valid = parsed.where(F.col("error").isNull())
     routed = [valid.where(pred()).select(F.lit(topic).alias("topic"), F.col("key"), F.col("raw").alias("value"),
-                                         F.array(deadletters.header("predicate", F.lit(topic))).alias("headers"))
+                                         F.array(spark.kafka_header("predicate", F.lit(topic))).alias("headers"))
               for topic, pred in PREDICATES.items()]
-    out = deadletters.spark_rows(parsed, DEADLETTER_TOPIC, JOB)
+    out = spark.dead_letter_rows(parsed, deadletter_topic, JOB)
     for r in routed:
         out = out.unionByName(r)
     return out
@@ -57,12 +57,13 @@ def route(parsed: DataFrame) -> DataFrame:
 
 def main(argv: list[str] | None = None) -> int:
     args = base.parser(JOB, __doc__).parse_args(argv)
-    missing = {HEAT_TOPIC, FROST_TOPIC, DEADLETTER_TOPIC} - set(base.output_topics(JOB))
+    missing = {HEAT_TOPIC, FROST_TOPIC} - set(base.output_topics(JOB))
     if missing:
         raise SystemExit(f"catalogue jobs.{JOB}.outputs lacks {sorted(missing)}")
     session = spark.session(JOB)
     records = spark.read_stream(session, base.input_topics(JOB), args.starting_offsets, **base.source_options(args))
-    writer = route(spark.parse_readings(records)).writeStream.format("kafka").options(**spark.kafka_options())
+    routed = route(spark.parse_readings(records), base.deadletter_topic(JOB))
+    writer = routed.writeStream.format("kafka").options(**spark.kafka_options())
     base.await_all([base.start(writer, JOB, args)])
     return 0
 

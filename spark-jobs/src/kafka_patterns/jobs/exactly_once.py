@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import sys
 
-from kafka_patterns.jobs.one_to_one import run_to_postgres
+from kafka_patterns.jobs.readings_to_postgres import run_to_postgres
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_to_postgres("exactly-once", argv, __doc__, exactly_once=True)
+    # No unique key on its table: the ledger alone makes it exactly-once, and the fault
+    # test (a crash after the sink write, then replays) proves that with nothing to hide
+    # a duplicate. A reading produced twice is two records here, stored twice.
+    return run_to_postgres("exactly-once", argv, __doc__, exactly_once=True, unique_readings=False)
 
 
 if __name__ == "__main__":

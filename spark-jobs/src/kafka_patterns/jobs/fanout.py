@@ -12,7 +12,7 @@ exactly once: foreachBatch writes the micro-batch's rows and its batch id in one
 transaction (the batch ledger), and a batch replayed after a crash is skipped.
 The aggregators write per-micro-batch partial aggregates (count, sum, min, max per
 run and sensor) that a query combines; partial aggregates need no streaming state.
-Malformed readings are dropped by all three (the pipeline's clean stage dead-letters them).
+Each sends malformed records to the dead-letter topic with its own name in the `job` header.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 
 from kafka_patterns import pg, spark
 from kafka_patterns.jobs import base
-from kafka_patterns.jobs.one_to_one import run_to_postgres
+from kafka_patterns.jobs.readings_to_postgres import run_to_postgres
 
 ROLES = ("logger", "averager", "minmax")
 AVG_COLUMNS = ("run", "sensor", "n", "temperature_sum")
@@ -69,7 +69,8 @@ def run_aggregator(role: str, argv: list[str]) -> int:
     def write(batch_df, batch_id: int) -> None:
         sink(transform(batch_df), batch_id)
 
-    base.await_all([base.start(spark.valid_readings(records).writeStream.foreachBatch(write), job, args)])
+    readings, letters = base.valid_readings(records, job, args)
+    base.await_all([letters, base.start(readings.writeStream.foreachBatch(write), job, args)])
     return 0
 
 

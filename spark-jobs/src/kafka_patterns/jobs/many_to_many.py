@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 
 from kafka_patterns import pg, spark
 from kafka_patterns.jobs import base
-from kafka_patterns.jobs.one_to_one import COLUMNS as READING_COLUMNS
+from kafka_patterns.jobs.readings_to_postgres import COLUMNS as READING_COLUMNS
 
 JOB = "many-to-many"
 TABLE = base.output_table(JOB)
@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     session = spark.session(JOB)
     records = spark.read_stream(session, base.input_topics(JOB), args.starting_offsets, **base.source_options(args))
     sink = base.postgres_batch_sink(base.checkpoint_dir(JOB, args), TABLE, COLUMNS)
-    base.await_all([base.start(merge(spark.valid_readings(records)).writeStream.foreachBatch(sink), JOB, args)])
+    readings, letters = base.valid_readings(records, JOB, args)
+    base.await_all([letters, base.start(merge(readings).writeStream.foreachBatch(sink), JOB, args)])
     return 0
 
 

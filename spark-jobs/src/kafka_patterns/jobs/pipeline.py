@@ -34,7 +34,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
-from kafka_patterns import deadletters, pg, spark
+from kafka_patterns import pg, spark
 from kafka_patterns.jobs import base
 from kafka_patterns.readings import FIELDS, spark_schema
 
@@ -86,8 +86,8 @@ def clean(parsed: DataFrame, cleaned_topic: str, deadletter_topic: str, job: str
     topic, malformed ones to the dead-letter topic with the reason in a header (pure)."""
     valid = parsed.where(F.col("error").isNull()).select(
         F.lit(cleaned_topic).alias("topic"), "key", F.col("raw").alias("value"),
-        F.array(deadletters.header("stage", F.lit("clean"))).alias("headers"))
-    return valid.unionByName(deadletters.spark_rows(parsed, deadletter_topic, job))
+        F.array(spark.kafka_header("stage", F.lit("clean"))).alias("headers"))
+    return valid.unionByName(spark.dead_letter_rows(parsed, deadletter_topic, job))
 
 
 # --- stage 2: enrich ----------------------------------------------------------------
@@ -175,26 +175,28 @@ def main(argv: list[str] | None = None) -> int:
     if set(inputs) & set(outputs):
         raise SystemExit(f"catalogue jobs.{job}: a stage must not read the topic it writes ({inputs} / {outputs})")
     session = spark.session(job)
-    records = spark.read_stream(session, inputs[:1], args.starting_offsets, **base.source_options(args))
+    records = spark.read_stream(session, inputs, args.starting_offsets, **base.source_options(args))
+    queries = []
     if stage == "clean":
-        deadletter = next(t for t in outputs if "deadletter" in t)
-        cleaned = next(t for t in outputs if t != deadletter)
-        query = kafka_writer(clean(spark.parse_readings(records), cleaned, deadletter, job), job, args)
+        (cleaned,) = outputs
+        queries.append(kafka_writer(clean(spark.parse_readings(records), cleaned, base.deadletter_topic(job), job),
+                                    job, args))
     elif stage == "enrich":
         # Stream-static join: the profile topic is read again (in full, compacted) for
         # every micro-batch, so each batch joins the profiles as they are then.
-        profiles = latest_profiles(spark.read_batch(session, inputs[1:2]))
-        query = kafka_writer(enrich(spark.valid_readings(records), profiles, outputs[0]), job, args)
+        profiles = latest_profiles(spark.read_batch(session, base.lookup_topics(job)))
+        readings, letters = base.valid_readings(records, job, args)
+        queries += [letters, kafka_writer(enrich(readings, profiles, outputs[0]), job, args)]
     elif stage == "aggregate":
-        query = kafka_writer(aggregate(parse_enriched(records), outputs[0]), job, args, mode="update")
+        queries.append(kafka_writer(aggregate(parse_enriched(records), outputs[0]), job, args, mode="update"))
     else:
         pg.ensure(DDL)
 
         def sink(batch_df, _batch_id: int) -> None:
             upsert([tuple(r) for r in final_versions(batch_df).toLocalIterator()])
 
-        query = base.start(records.writeStream.foreachBatch(sink), job, args)
-    base.await_all([query])
+        queries.append(base.start(records.writeStream.foreachBatch(sink), job, args))
+    base.await_all(queries)
     return 0
 
 

@@ -14,7 +14,7 @@ from collections import defaultdict
 
 from confluent_kafka import TopicPartition
 
-from kafka_patterns import catalogue, clients, pg, readings
+from kafka_patterns import catalogue, clients, deadletters, pg, readings
 from kafka_patterns.jobs import base
 
 JOB = "replay"
@@ -43,8 +43,10 @@ def start_positions(topic: str, offsets: dict[int, int] | None, timestamp_ms: in
         probe.close()
 
 
-def replay(run: str, positions: list[TopicPartition], end: dict[int, int]) -> dict[str, tuple[int, float]]:
-    """Read from positions up to the end offsets; aggregate the run's readings."""
+def replay(run: str, positions: list[TopicPartition], end: dict[int, int],
+           letters: deadletters.DeadLetters) -> dict[str, tuple[int, float]]:
+    """Read from positions up to the end offsets; aggregate the run's readings. Records
+    that are not readings (of any run: a bad record carries no run) are dead-lettered."""
     consumer = clients.consumer(f"replay-{run}")
     live = [tp for tp in positions if 0 <= tp.offset < end[tp.partition]]
     consumer.assign(live)
@@ -55,13 +57,16 @@ def replay(run: str, positions: list[TopicPartition], end: dict[int, int]) -> di
         for m in consumer.consume(1000, timeout=0.5):
             if not m.error():
                 position[m.partition()] = m.offset() + 1
-                r, _ = readings.parse(m.value())
-                if r is not None and r.run == run:
+                r, reason = readings.parse(m.value())
+                if r is None:
+                    letters.send(m, reason)
+                elif r.run == run:
                     found.append(r)
         return all(position[p] >= end[p] for p in position)
 
     try:
         clients.wait_until(done, 60, interval=0, what="the replay to reach the end offsets")
+        letters.flush()
     finally:
         consumer.close()
     return aggregate(found)
@@ -79,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     (topic,) = base.input_topics(JOB)
     offsets = {int(k): v for k, v in json.loads(args.from_offsets).items()} if args.from_offsets else None
     end = clients.end_offsets(topic, catalogue.topics()[topic].partitions)
-    result = replay(args.run, start_positions(topic, offsets, args.from_timestamp), end)
+    letters = deadletters.DeadLetters(JOB, base.deadletter_topic(JOB))
+    result = replay(args.run, start_positions(topic, offsets, args.from_timestamp), end, letters)
     label = args.name or ("offsets" if offsets is not None else "timestamp")
     pg.ensure(DDL)
     with pg.connect() as conn:

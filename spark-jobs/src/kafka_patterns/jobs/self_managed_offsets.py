@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from confluent_kafka import Message, TopicPartition
 
-from kafka_patterns import catalogue, clients, pg, readings
+from kafka_patterns import catalogue, clients, deadletters, pg, readings
 from kafka_patterns.jobs import base, client
 
 JOB = "self-managed-offsets"
@@ -42,22 +42,23 @@ class Done(Exception):
 
 
 def fold(records: Sequence[Record], until: dict[int, int] | None = None
-         ) -> tuple[dict[str, list], dict[tuple[str, int], int], int]:
+         ) -> tuple[dict[str, list], dict[tuple[str, int], int], list[tuple[int, str]]]:
     """Per-sensor deltas [n, temperature_sum, last_seq], the next offset per partition
-    and the malformed count of a batch (pure). Records at or past `until` (per
-    partition) are not applied; their partition's next offset stops at `until`."""
+    and the malformed records of a batch, as (index in records, reason) (pure). Records
+    at or past `until` (per partition) are not applied; their partition's next offset
+    stops at `until`."""
     deltas: dict[str, list] = defaultdict(lambda: [0, 0.0, -1])
     offsets: dict[tuple[str, int], int] = {}
-    malformed = 0
-    for topic, part, offset, value in records:
+    malformed: list[tuple[int, str]] = []
+    for i, (topic, part, offset, value) in enumerate(records):
         limit = None if until is None else until.get(part)
         if limit is not None and offset >= limit:
             offsets[(topic, part)] = limit
             continue
         offsets[(topic, part)] = max(offsets.get((topic, part), 0), offset + 1)
-        r, _ = readings.parse(value)
+        r, reason = readings.parse(value)
         if r is None:
-            malformed += 1
+            malformed.append((i, reason))
             continue
         d = deltas[r.sensor]
         d[0], d[1], d[2] = d[0] + 1, d[1] + r.temperature, max(d[2], r.seq)
@@ -118,13 +119,17 @@ def main(argv: list[str] | None = None) -> int:
     # explicitly, at the positions stored in PostgreSQL.
     consumer = clients.consumer(f"{JOB}-{args.consumer}-unused", **{"enable.auto.commit": False})
     consumer.assign([TopicPartition(topic, part, off) for part, off in positions.items()])
+    letters = deadletters.DeadLetters(JOB, base.deadletter_topic(JOB))
 
     def apply(msgs: list[Message]) -> None:
         if args.work_seconds:
             time.sleep(args.work_seconds)  # the batch's "processing", before its transaction
         deltas, offsets, malformed = fold([(m.topic(), m.partition(), m.offset(), m.value()) for m in msgs], until)
+        for i, reason in malformed:
+            letters.send(msgs[i], reason)
+        letters.flush()  # before the offsets move on: a crash re-reads (and re-letters) them
         with pg.connect() as conn:  # one transaction: state and offsets together
-            save(conn, args.consumer, deltas, offsets, malformed)
+            save(conn, args.consumer, deltas, offsets, len(malformed))
         positions.update({part: off for (_, part), off in offsets.items()})
         if reached(positions, until):
             raise Done

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from confluent_kafka import AcknowledgeType, Message, ShareConsumer
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-from kafka_patterns import clients, pg, readings
+from kafka_patterns import clients, deadletters, pg, readings
 from kafka_patterns.jobs import base, client
 
 JOB = "share-queue"
@@ -42,18 +42,20 @@ DDL = (f"""CREATE TABLE IF NOT EXISTS {TABLE} (
 
 
 def decide(msgs: Iterable[Message], group: str, consumer: str, now: datetime
-           ) -> tuple[list[tuple], list[tuple[Message, AcknowledgeType]]]:
-    """The rows to write and the acknowledgement of each record: ACCEPT a reading,
-    REJECT a malformed value (it would fail again on every redelivery)."""
-    rows, acks = [], []
+           ) -> tuple[list[tuple], list[tuple[Message, AcknowledgeType]], list[tuple[Message, str]]]:
+    """The rows to write, the acknowledgement of each record and the malformed records
+    with their reason: ACCEPT a reading, REJECT a malformed value (it would fail again on
+    every redelivery) once it is dead-lettered."""
+    rows, acks, bad = [], [], []
     for m in msgs:
-        r, _ = readings.parse(m.value())
+        r, reason = readings.parse(m.value())
         if r is None:
             acks.append((m, AcknowledgeType.REJECT))
+            bad.append((m, reason))
         else:
             rows.append((group, consumer, m.partition(), m.offset(), r.run, r.sensor, r.seq, m.delivery_count(), now))
             acks.append((m, AcknowledgeType.ACCEPT))
-    return rows, acks
+    return rows, acks, bad
 
 
 def configure_group(group: str, reset: str = "earliest") -> None:
@@ -84,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)  # close() commits pending acknowledgements and leaves
     accepted = rejected = 0
+    letters = deadletters.DeadLetters(JOB, base.deadletter_topic(JOB))
     idle_since = time.monotonic()
     try:
         while args.max_idle_seconds is None or time.monotonic() - idle_since < args.max_idle_seconds:
@@ -95,7 +98,10 @@ def main(argv: list[str] | None = None) -> int:
             if not msgs:
                 continue
             idle_since = time.monotonic()
-            rows, acks = decide(msgs, args.group, args.consumer_id, datetime.now(UTC))
+            rows, acks, bad = decide(msgs, args.group, args.consumer_id, datetime.now(UTC))
+            for m, reason in bad:
+                letters.send(m, reason)
+            letters.flush()
             with pg.connect() as conn:
                 pg.insert_rows(conn, TABLE, COLUMNS, rows)
             for m, ack in acks:  # after the write: a crash before this redelivers, never loses
@@ -107,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{args.consumer_id}: acknowledgement commit failed: {failed}", file=sys.stderr)
     finally:
         consumer.close()
-        print(f"{args.consumer_id}: {accepted} accepted, {rejected} rejected (malformed)", file=sys.stderr)
+        print(f"{args.consumer_id}: {accepted} accepted, {rejected} rejected (malformed, dead-lettered)",
+              file=sys.stderr)
     return 0
 
 

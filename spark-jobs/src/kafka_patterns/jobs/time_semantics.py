@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     def sink(batch_df, _batch_id: int) -> None:
         upsert([tuple(r) for r in batch_df.select(*COLUMNS).toLocalIterator()])
 
-    queries = {}
+    queries, lettered = {}, set()
     for semantics in SEMANTICS:
         topic = ingest if semantics == "ingestion" else source
         # startingOffsets JSON may name both topics; each query takes its own topic's part.
@@ -97,7 +97,13 @@ def main(argv: list[str] | None = None) -> int:
         if starting.startswith("{"):
             starting = json.dumps({topic: json.loads(starting)[topic]})
         records = spark.read_stream(session, [topic], starting, **base.source_options(args))
-        counts = windowed_counts(spark.valid_readings(records), semantics)
+        if topic in lettered:  # another query of this topic sends its dead letters
+            readings = spark.valid_readings(records)
+        else:
+            readings, queries[f"{topic}-deadletters"] = base.valid_readings(records, JOB, args,
+                                                                            f"{semantics}-deadletters")
+            lettered.add(topic)
+        counts = windowed_counts(readings, semantics)
         queries[semantics] = base.start(counts.writeStream.outputMode("update").foreachBatch(sink), JOB, args,
                                         query=semantics)
     base.await_all(list(queries.values()))

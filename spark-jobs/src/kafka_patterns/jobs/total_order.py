@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from kafka_patterns.jobs.one_to_one import run_to_postgres
+from kafka_patterns.jobs.readings_to_postgres import run_to_postgres
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 
 from confluent_kafka import Message
 
-from kafka_patterns import pg, readings
+from kafka_patterns import deadletters, pg, readings
 from kafka_patterns.jobs import base, client
 
 JOB = "work-queue"
@@ -41,18 +41,12 @@ DDL = (f"""CREATE TABLE IF NOT EXISTS {TABLE} (
            event TEXT NOT NULL, kafka_partition INT NOT NULL, at TIMESTAMPTZ NOT NULL)""")
 
 
-def work_rows(group: str, worker: str, msgs: Iterable[Message], now: datetime) -> tuple[list[tuple], int]:
+def work_rows(group: str, worker: str, msgs: Iterable[Message], now: datetime
+              ) -> tuple[list[tuple], list[tuple[Message, str]]]:
     """The rows a batch of work items produces (the 'work': identify each reading), and
-    how many items were malformed (recorded with a null key, never a crash)."""
-    rows, bad = [], 0
-    for m in msgs:
-        r, _ = readings.parse(m.value())
-        if r is None:
-            bad += 1
-            rows.append((group, worker, m.partition(), m.offset(), None, None, now))
-        else:
-            rows.append((group, worker, m.partition(), m.offset(), r.sensor, r.seq, now))
-    return rows, bad
+    the malformed items with the reason (for the dead-letter topic, never a crash)."""
+    good, bad = readings.split(msgs)
+    return [(group, worker, m.partition(), m.offset(), r.sensor, r.seq, now) for m, r in good], bad
 
 
 Span = tuple[str, datetime, datetime]
@@ -119,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     pg.ensure(*DDL)
     (topic,) = base.input_topics(JOB)
-    malformed = 0
+    letters = deadletters.DeadLetters(JOB, base.deadletter_topic(JOB))
 
     def log_events(event: str, partitions) -> None:
         # One row per partition; an empty assignment is logged as partition -1 (joined, idle).
@@ -135,12 +129,13 @@ def main(argv: list[str] | None = None) -> int:
                        on_lost=lambda _c, ps: log_events("revoke", ps))
 
     def work(msgs: list[Message]) -> None:
-        nonlocal malformed
         rows, bad = work_rows(args.group, args.worker_id, msgs, _now())
-        malformed += bad
+        for m, reason in bad:
+            letters.send(m, reason)
+        letters.flush()
         with pg.connect() as conn:
             pg.insert_rows(conn, TABLE, COLUMNS, rows)
-        consumer.commit(asynchronous=False)  # after the write: at-least-once
+        consumer.commit(asynchronous=False)  # after the write and the letters: at-least-once
 
     def stop(*_):
         raise SystemExit(0)
@@ -151,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         client.poll_loop(consumer, work, args.batch, args.max_idle_seconds)
     finally:
         consumer.close()
-        print(f"{args.worker_id}: stopped after {time.monotonic() - t0:.1f}s, {malformed} malformed items",
+        print(f"{args.worker_id}: stopped after {time.monotonic() - t0:.1f}s, "
+              f"{letters.sent} malformed items dead-lettered",
               file=sys.stderr)
     return 0
 

@@ -5,7 +5,6 @@ and those duplicates are counted."""
 from __future__ import annotations
 
 from kafka_patterns.scenarios import base
-from kafka_patterns.scenarios.exactly_once import killed_job_run
 
 KEY = "at-least-once"
 ORDER = 110
@@ -14,4 +13,4 @@ JOBS = ["at-least-once"]
 
 @base.timed
 def run(records: int = 3_000, kills: int = 2) -> base.Outcome:
-    return killed_job_run(KEY, JOBS[0], records, kills)
+    return base.killed_job_run(KEY, JOBS[0], records, kills)

@@ -1,24 +1,39 @@
-"""What scenarios share: the Outcome they report, running catalogue jobs (in this
-process or as a separate process that can be killed), offsets and sink queries."""
+"""What scenarios share: the Outcome they report against the catalogue's promise, the
+shapes of run shared by several patterns, and the runner kit (kafka_patterns.runner)
+and catalogue accessors under one name, `base`."""
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import json
-import os
-import signal
-import subprocess
-import sys
+import functools
 import time
-import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
 
-from kafka_patterns import catalogue, clients, credentials, pg, settings
-from kafka_patterns.delivery import Delivery
-from kafka_patterns.jobs.base import input_topics, output_table, output_topics  # noqa: F401 - for scenarios
+from kafka_patterns import catalogue, generator, pg
+from kafka_patterns.delivery import Delivery, Order, account
+from kafka_patterns.jobs import readings_to_postgres
+from kafka_patterns.jobs.base import (  # noqa: F401 - the scenarios' kit
+    deadletter_topic,
+    input_topics,
+    lookup_topics,
+    output_table,
+    output_topics,
+)
+from kafka_patterns.runner import (  # noqa: F401 - the scenarios' kit
+    checkpoint,
+    end_offsets,
+    group_caught_up,
+    hard_kill,
+    job_args,
+    new_run,
+    progress,
+    read_records,
+    run_job,
+    run_with_kills,
+    seed_group,
+    spark_offsets,
+    spawn_job,
+    wait_for_rows,
+)
 
 
 @dataclass
@@ -63,128 +78,64 @@ def promise(job: str) -> dict[str, str]:
     return dict(catalogue.jobs()[job]["promise"])
 
 
-def new_run() -> str:
-    return uuid.uuid4().hex[:12]
-
-
-def progress(message: str) -> None:
-    print(f"    {message}", file=sys.stderr, flush=True)
-
-
-def end_offsets(topics: Sequence[str]) -> dict[str, dict[int, int]]:
-    """Current end of every partition of the topics: {topic: {partition: offset}}."""
-    all_topics = catalogue.topics()
-    return {t: clients.end_offsets(t, all_topics[t].partitions) for t in topics}
-
-
-def spark_offsets(offsets: dict[str, dict[int, int]]) -> str:
-    """Spark's startingOffsets JSON for a {topic: {partition: offset}} map."""
-    return json.dumps({t: {str(p): o for p, o in ps.items()} for t, ps in offsets.items()})
-
-
-def job_args(job: str, run: str, starting: dict[str, dict[int, int]] | None, *extra: str,
-             bounded: bool = True, checkpoint_root: PurePath | None = None) -> list[str]:
-    """A checkpoint of this run (under checkpoint_root: where the job runs, default
-    here), starting where the run's input begins; bounded adds --available-now
-    (process what is there, then stop)."""
-    args = [*catalogue.jobs()[job].get("args", []), *(["--available-now"] if bounded else []),
-            "--checkpoint", str(checkpoint(job, run, checkpoint_root))]
-    if starting is not None:
-        args += ["--starting-offsets", spark_offsets(starting)]
-    return [*args, *extra]
-
-
-def checkpoint(job: str, run: str, root: PurePath | None = None) -> Path:
-    """The run's checkpoint of the job; root is where the job runs (default: here)."""
-    return Path(root or settings.checkpoint_root()) / "scenarios" / run / job
-
-
-def run_job(job: str, run: str, starting: dict[str, dict[int, int]] | None = None, *extra: str) -> None:
-    """Run a catalogue job to completion: in this process (Spark jobs share one
-    session), or with KP_JOB_RUNNER=kubernetes as a one-shot copy of its deployed
-    SparkApplication, its checkpoint on the application's volume."""
-    if settings.job_runner() == "kubernetes":
-        from kafka_patterns import kube
-
-        root = kube.checkpoint_root(kube.deployed_spec(kube.connect(), job))
-        kube.run_once(job, job_args(job, run, starting, *extra, checkpoint_root=root))
-        return
-    module = importlib.import_module(catalogue.jobs()[job]["module"])
-    with credentials.as_user(job):
-        rc = module.main(job_args(job, run, starting, *extra))
-    if rc:
-        raise RuntimeError(f"job {job} exited with {rc}")
-
-
-def spawn_job(job: str, args: Sequence[str], log: Path | None = None,
-              env: dict[str, str] | None = None) -> subprocess.Popen:
-    """Start a catalogue job as its own process group (so a kill takes its JVM too)."""
-    module = catalogue.jobs()[job]["module"]
-    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - handed to the child
-    return subprocess.Popen([sys.executable, "-m", module, *args], stdout=out, stderr=subprocess.STDOUT,
-                            start_new_session=True, env={**os.environ, "KP_KAFKA_USER": job, **(env or {})})
-
-
-def hard_kill(proc: subprocess.Popen) -> None:
-    """SIGKILL the job's whole process group: no shutdown hooks, like a crashed pod."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
-
-
-def run_with_kills(job: str, run: str, starting: dict[str, dict[int, int]], kills: int, count_sql: str,
-                   total: int, *extra: str, timeout: float = 90, drain: Sequence[str] = ()) -> list[str]:
-    """Run a job as its own process and kill it `kills` times mid-stream, restarting it
-    from its checkpoint each time, then drain it bounded. The first kill is the worst
-    case, a crash right after a micro-batch's sink write and before its checkpoint
-    commit (KP_CRASH_AFTER_BATCH); the others are SIGKILLs from outside once the sink
-    has grown. Returns what each kill was. count_sql counts the run's sink rows; `drain`
-    adds options for the final bounded run only (e.g. bigger micro-batches)."""
-    log = checkpoint(job, run).parent / f"{job}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    kills_done = []
-    for k in range(kills):
-        before = pg.query(count_sql, (run,))[0][0]
-        if k == 0:
-            proc = spawn_job(job, job_args(job, run, starting, *extra, bounded=False), log,
-                             env={"KP_CRASH_AFTER_BATCH": "2"})
-            try:
-                rc = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                hard_kill(proc)
-                raise RuntimeError(f"{job} did not reach batch 2 within {timeout:.0f}s; its log: {log}") from None
-            hard_kill(proc)  # the crashed Python leaves its JVM behind, still in the group
-            n = pg.query(count_sql, (run,))[0][0]
-            kills_done.append(f"crash after sink write of batch 2 (exit {rc}) at {n}/{total} rows")
-        else:
-            proc = spawn_job(job, job_args(job, run, starting, *extra, bounded=False), log)
-            step = max(1, (total - before) // (kills + 1 - k))
-            try:
-                n = wait_for_rows(count_sql, (run,), before + step, timeout, f"{job} to write {step} more rows")
-            except TimeoutError:
-                hard_kill(proc)
-                raise RuntimeError(f"{job} made no progress before kill {k + 1}; its log: {log}") from None
-            hard_kill(proc)
-            kills_done.append(f"SIGKILL at {n}/{total} rows")
-        progress(f"{job}: kill {k + 1}/{kills}: {kills_done[-1]}; restarting from its checkpoint")
-    run_job(job, run, starting, *extra, *drain)
-    return kills_done
-
-
-def wait_for_rows(sql: str, params: Sequence, at_least: int, timeout: float, what: str) -> int:
-    """Poll a COUNT query until it reaches at_least; returns the count."""
-    def count() -> int | None:
-        n = pg.query(sql, params)[0][0]
-        return n if n >= at_least else None
-    return clients.wait_until(count, timeout, interval=0.5, what=what)
-
-
 def timed(fn):
     """Decorator: fill Outcome.seconds with the wall time of run()."""
+    @functools.wraps(fn)  # keeps run()'s signature: callers pick the options it takes
     def wrapper(*args, **kwargs) -> Outcome:
         t0 = time.monotonic()
         outcome = fn(*args, **kwargs)
         outcome.seconds = time.monotonic() - t0
         return outcome
-    wrapper.__doc__ = fn.__doc__
     return wrapper
+
+
+def produce_run_and_account(key: str, job: str, records: int, order: Order) -> Outcome:
+    """A readings -> PostgreSQL job (one-to-one, total-order): produce to its input, run
+    it bounded, account its sink table in the order it promises."""
+    topic, table = input_topics(job)[0], output_table(job)
+    run_id = new_run()
+    starting = end_offsets([topic])
+    progress(f"{key}: producing {records} readings to {topic}")
+    produced = generator.produce(topic, records, run=run_id)
+    progress(f"{key}: running job {job} (Spark, available-now)")
+    run_job(job, run_id, starting)
+    received = pg.query(f"SELECT sensor, seq FROM {table} WHERE run = %s ORDER BY id", (run_id,))
+    d = account(produced.acked, [tuple(r) for r in received], order=order)
+    return Outcome(key, [job], d, promise(job), records_in=len(produced.acked), records_out=len(received))
+
+
+# Small micro-batches in killed runs, so that kills land between many writes and checkpoint commits.
+KILLED_RUN_BATCH = "200"
+
+
+def unique_keys(table: str) -> list[list[str]]:
+    """The column lists of the table's unique indexes (the primary key included)."""
+    rows = pg.query("""SELECT array_agg(a.attname ORDER BY a.attnum) FROM pg_index i
+                       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+                       WHERE i.indrelid = %s::regclass AND i.indisunique GROUP BY i.indexrelid""", (table,))
+    return sorted(list(r[0]) for r in rows)
+
+
+def killed_job_run(key: str, job: str, records: int, kills: int) -> Outcome:
+    """A readings -> PostgreSQL delivery job (at-least-once, exactly-once) run as a
+    process and killed `kills` times mid-stream, then accounted with no unique key on
+    its table that could hide a duplicate."""
+    topic, table = input_topics(job)[0], output_table(job)
+    run_id = new_run()
+    starting = end_offsets([topic])
+    progress(f"{key}: producing {records} readings to {topic} (acks=all, idempotent)")
+    produced = generator.produce(topic, records, run=run_id)
+    count_sql = f"SELECT count(*) FROM {table} WHERE run = %s"
+    progress(f"{key}: running {job} as a process, {kills} hard kills mid-stream")
+    readings_to_postgres.ensure_table(table)
+    # The final drain takes bigger micro-batches: the topic is shared, and what other
+    # runs produced meanwhile is in this run's range too.
+    kill_points = run_with_kills(job, run_id, starting, kills, count_sql, records,
+                                 "--max-offsets-per-trigger", KILLED_RUN_BATCH, "--trigger-seconds", "0.2",
+                                 drain=("--max-offsets-per-trigger", "5000"))
+    received = pg.query(f"SELECT sensor, seq FROM {table} WHERE run = %s ORDER BY id", (run_id,))
+    d = account(produced.acked, [tuple(r) for r in received], order="none")
+    return Outcome(key, [job], d, promise(job), len(produced.acked), len(received),
+                   checks={f"killed {kills} times mid-stream": len(kill_points) == kills,
+                           "no unique key on the sink that would hide duplicates": unique_keys(table) == [["id"]]},
+                   notes=[f"{job}: {'; '.join(kill_points)}"])

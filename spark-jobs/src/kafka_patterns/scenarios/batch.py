@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from kafka_patterns import generator, pg
+from kafka_patterns import generator, pg, readings
 from kafka_patterns.delivery import Delivery
 from kafka_patterns.jobs import batch_aggregate
 from kafka_patterns.scenarios import base
@@ -26,15 +26,6 @@ from kafka_patterns.scenarios import base
 KEY = "batch"
 ORDER = 90
 JOBS = ["batch-aggregate"]
-
-
-def expected_aggregates(readings) -> dict[str, tuple[int, float, int]]:
-    """Python's per-sensor (count, temperature sum, last seq) over the readings."""
-    agg: dict[str, list] = defaultdict(lambda: [0, 0.0, -1])
-    for r in readings:
-        a = agg[r.sensor]
-        a[0], a[1], a[2] = a[0] + 1, a[1] + r.temperature, max(a[2], r.seq)
-    return {s: tuple(a) for s, a in agg.items()}
 
 
 def contiguous(ranges: list[tuple[int, str, int, int, int]], first: dict, ends: list[dict]) -> bool:
@@ -104,7 +95,7 @@ def run(records: int = 3_000, more: int = 2_000, crash: bool = False) -> base.Ou
         per_run[batch_run] += n
         if batch_run == 1 and last >= records:
             second_min_seq_ok = False
-    want = expected_aggregates([*batch1.readings, *batch2.readings])
+    want = readings.totals_per_sensor([*batch1.readings, *batch2.readings])
     acked = len(batch1.acked) + len(batch2.acked)
     lost = sum(max(0, n - got[s][0]) for s, (n, _, _) in want.items())
     duplicated = sum(max(0, g[0] - want.get(s, (0,))[0]) for s, g in got.items())

@@ -1,51 +1,19 @@
 """content-based filtering: each alert topic holds exactly the run's readings that
 match its predicate (none missing, none wrongly routed); the Kafka sink is
-at-least-once, so duplicates are counted, not failed.
-
-Also the shared reader of the Kafka-to-Kafka scenarios: `read_records` reads an
-offset range of topics back with a plain consumer (an independent check)."""
+at-least-once, so duplicates are counted, not failed."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from confluent_kafka import TopicPartition
-
-from kafka_patterns import clients, generator, readings
-from kafka_patterns.delivery import Delivery, account
+from kafka_patterns import generator, readings
+from kafka_patterns.delivery import account, combine
 from kafka_patterns.jobs.content_filter import PREDICATES_PY
 from kafka_patterns.scenarios import base
 
 KEY = "content-filter"
 ORDER = 70
 JOBS = ["content-filter"]
-
-
-def read_records(start: dict[str, dict[int, int]], end: dict[str, dict[int, int]] | None = None,
-                 timeout: float = 60) -> list:
-    """Every message of the topics in [start, end) per partition (end: the current end
-    offsets), in partition order; assign() without a group commit, so it disturbs nobody."""
-    end = end or base.end_offsets(list(start))
-    consumer = clients.consumer(f"verify-{base.new_run()}")
-    wanted = [(t, p) for t, ps in start.items() for p, o in ps.items() if o < end[t][p]]
-    consumer.assign([TopicPartition(t, p, start[t][p]) for t, p in wanted])
-    pos = {(t, p): start[t][p] for t, p in wanted}
-    out = []
-
-    def done() -> bool:
-        for m in consumer.consume(1000, timeout=0.5):
-            if m.error() or m.offset() >= end[m.topic()][m.partition()]:
-                continue
-            pos[(m.topic(), m.partition())] = m.offset() + 1
-            out.append(m)
-        return all(pos[tp] >= end[tp[0]][tp[1]] for tp in wanted)
-
-    try:
-        if wanted:
-            clients.wait_until(done, timeout, interval=0, what=f"topics read back to {end}")
-    finally:
-        consumer.close()
-    return out
 
 
 def received_ids(messages: list, run: str) -> dict[str, list[tuple[str, int]]]:
@@ -63,11 +31,6 @@ def expected_routes(produced: list[readings.Reading]) -> dict[str, set[tuple[str
     return {topic: {r.record_id for r in produced if pred(r.temperature)} for topic, pred in PREDICATES_PY.items()}
 
 
-def combine(parts: list[Delivery]) -> Delivery:
-    return Delivery(*(sum(getattr(d, f) for d in parts) for f in
-                      ("acked", "received", "lost", "duplicated", "reordered", "unacked")))
-
-
 @base.timed
 def run(records: int = 3_000) -> base.Outcome:
     job = JOBS[0]
@@ -80,7 +43,7 @@ def run(records: int = 3_000) -> base.Outcome:
     produced = generator.produce(topic, records, run=run_id, seed=7)
     base.progress(f"{KEY}: running job {job} (Spark, available-now) -> {', '.join(outputs)}")
     base.run_job(job, run_id, starting)
-    got = received_ids(read_records({t: out_start[t] for t in alert_topics}), run_id)
+    got = received_ids(base.read_records({t: out_start[t] for t in alert_topics}), run_id)
     want = expected_routes(produced.readings)
     by_topic = {t: account(want[t], got.get(t, []), order="per-key") for t in alert_topics}
     d = combine(list(by_topic.values()))

@@ -12,9 +12,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from kafka_patterns import clients, generator, pg, readings
-from kafka_patterns.delivery import Delivery, account
+from kafka_patterns.delivery import Delivery, account, combine
 from kafka_patterns.scenarios import base
-from kafka_patterns.scenarios.content_filter import combine
 
 KEY = "many-to-many"
 ORDER = 60

@@ -18,7 +18,6 @@ from kafka_patterns import clients, generator, pg, readings
 from kafka_patterns.delivery import Delivery, account
 from kafka_patterns.jobs.pipeline import STAGES, WINDOW_MS, job_name
 from kafka_patterns.scenarios import base
-from kafka_patterns.scenarios.content_filter import read_records
 
 KEY = "pipeline"
 ORDER = 80
@@ -53,8 +52,9 @@ def produce_profiles_and_malformed(run: str, malformed: int) -> list[str]:
     """The station profiles (compacted topic, keyed by station) and `malformed` bad
     records keyed malformed-<run>-<i>; returns the malformed keys."""
     producer = clients.producer()
+    (profiles_topic,) = base.lookup_topics(job_name("enrich"))
     for station, profile in profiles(run).items():
-        producer.produce(base.input_topics(job_name("enrich"))[1], key=station, value=json.dumps(profile))
+        producer.produce(profiles_topic, key=station, value=json.dumps(profile))
     keys = [f"malformed-{run}-{i}" for i in range(malformed)]
     for i, k in enumerate(keys):
         producer.produce(base.input_topics(job_name("clean"))[0], key=k,
@@ -96,7 +96,7 @@ def clean_with_kills(run_id: str, starting: dict, cleaned: str, kills: int, tota
 def run(records: int = 1_500, malformed: int = 30, kills: int = 0) -> base.Outcome:
     raw, cleaned = base.input_topics(job_name("clean"))[0], base.input_topics(job_name("enrich"))[0]
     enriched, aggregated = base.input_topics(job_name("aggregate"))[0], base.input_topics(job_name("sink"))[0]
-    deadletter = next(t for t in base.output_topics(job_name("clean")) if "deadletter" in t)
+    deadletter = base.deadletter_topic(job_name("clean"))
     run_id = base.new_run()
     start = base.end_offsets([raw, cleaned, enriched, aggregated, deadletter])
     base.progress(f"{KEY}: producing {STATIONS} station profiles, {records} readings and {malformed} malformed "
@@ -112,19 +112,19 @@ def run(records: int = 1_500, malformed: int = 30, kills: int = 0) -> base.Outco
         base.run_job(job_name(stage), run_id, {topic: start[topic]})
 
     # Dead letters: exactly the malformed records, each with a reason.
-    dead = [m for m in read_records({deadletter: start[deadletter]})
+    dead = [m for m in base.read_records({deadletter: start[deadletter]})
             if (m.key() or b"").decode().startswith(f"malformed-{run_id}-")]
     reasons = {m.key().decode(): dict((k, v.decode()) for k, v in (m.headers() or [])).get("reason") for m in dead}
     # Enriched readings: each valid reading, each with its station's profile.
     want_profiles = profiles(run_id)
     enriched_ids, unprofiled = [], 0
-    for m in read_records({enriched: start[enriched]}):
+    for m in base.read_records({enriched: start[enriched]}):
         v = json.loads(m.value())
         if v.get("run") == run_id:
             enriched_ids.append((v["sensor"], v["seq"]))
             unprofiled += v.get("name") != want_profiles.get(v["station"], {}).get("name")
     stage_d = account(produced.acked, enriched_ids, order="none")
-    cleaned_ids = [(r.sensor, r.seq) for m in read_records({cleaned: start[cleaned]})
+    cleaned_ids = [(r.sensor, r.seq) for m in base.read_records({cleaned: start[cleaned]})
                    if (r := readings.parse(m.value())[0]) is not None and r.run == run_id]
     cleaned_d = account(produced.acked, cleaned_ids, order="none")
     # The sink: window aggregates against Python's.

@@ -12,7 +12,6 @@ from kafka_patterns import clients
 from kafka_patterns.delivery import account
 from kafka_patterns.jobs import request_reply
 from kafka_patterns.scenarios import base
-from kafka_patterns.scenarios.at_most_once import seed_group
 
 KEY = "request-reply"
 ORDER = 170
@@ -25,7 +24,7 @@ def run(requests: int = 2_000) -> base.Outcome:
     (req_topic,), (reply_topic,) = base.input_topics(job), base.output_topics(job)
     run_id = base.new_run()
     group = f"{job}-{run_id}"  # the job's group and transactional id carry its name (its ACLs)
-    seed_group(group, req_topic, base.end_offsets([req_topic])[req_topic])
+    base.seed_group(group, req_topic, base.end_offsets([req_topic])[req_topic])
     reply_start = base.end_offsets([reply_topic])[reply_topic]
     args = ["--group", group, "--instance-id", group, "--transactional-id", group, "--batch", "100"]
     responder = base.spawn_job(job, args)

@@ -18,7 +18,6 @@ from kafka_patterns import clients, generator, pg, readings
 from kafka_patterns.delivery import Delivery
 from kafka_patterns.jobs import self_managed_offsets as job_module
 from kafka_patterns.scenarios import base
-from kafka_patterns.scenarios.batch import expected_aggregates
 
 KEY = "self-managed-offsets"
 ORDER = 130
@@ -85,7 +84,7 @@ def run(records: int = 4_000, kills: int = 2) -> base.Outcome:
     rc = final.wait(timeout=120)
     state = {s: (n, tsum, last) for s, n, tsum, last in pg.query(
         f"SELECT sensor, n, temperature_sum, last_seq FROM {job_module.TABLE} WHERE consumer = %s", (name,))}
-    want = expected_aggregates(read_range(topic, starting, end))
+    want = readings.totals_per_sensor(read_range(topic, starting, end))
     lost = sum(max(0, n - state.get(s, (0,))[0]) for s, (n, _, _) in want.items())
     duplicated = sum(max(0, n - want.get(s, (0,))[0]) for s, (n, _, _) in state.items())
     expected, applied = sum(n for n, _, _ in want.values()), sum(n for n, _, _ in state.values())

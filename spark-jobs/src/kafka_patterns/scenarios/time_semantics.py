@@ -20,7 +20,6 @@ from kafka_patterns.delivery import Delivery
 from kafka_patterns.jobs import time_semantics as job_module
 from kafka_patterns.jobs.time_semantics import WATERMARK_MS, WINDOW_MS
 from kafka_patterns.scenarios import base
-from kafka_patterns.scenarios.content_filter import read_records
 
 KEY = "time-semantics"
 ORDER = 140
@@ -88,7 +87,7 @@ def run(records: int = 600, late: float = 0.1) -> base.Outcome:
                         received=sum(got["event"].values()) + sum(others.values()), lost=lost, duplicated=dup,
                         reordered=0)
 
-    ingested = [m for m in read_records({ingest: starting[ingest]})
+    ingested = [m for m in base.read_records({ingest: starting[ingest]})
                 if (r := readings.parse(m.value())[0]) is not None and r.run == run_id]
     event_ts = {r.record_id: r.ts for r in all_readings}
     by_id = {(r.sensor, r.seq): m.timestamp() for m in ingested if (r := readings.parse(m.value())[0])}

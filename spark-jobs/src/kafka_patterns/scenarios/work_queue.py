@@ -14,7 +14,6 @@ from kafka_patterns import clients, generator, pg
 from kafka_patterns.delivery import account
 from kafka_patterns.jobs import work_queue as wq
 from kafka_patterns.scenarios import base
-from kafka_patterns.scenarios.at_most_once import seed_group
 
 KEY = "work-queue"
 ORDER = 40
@@ -34,7 +33,7 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int 
     run_id = base.new_run()
     group = f"{job}-{run_id}"  # a job's groups carry its name (its ACL)
     pg.ensure(*wq.DDL)
-    seed_group(group, topic, base.end_offsets([topic])[topic])
+    base.seed_group(group, topic, base.end_offsets([topic])[topic])
     log = base.checkpoint(job, run_id).parent / "workers.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     procs = {f"w{i}": base.spawn_job(job, ["--group", group, "--worker-id", f"w{i}", "--batch", "50"], log)
@@ -70,12 +69,15 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int 
         producer.join()
         (out,) = produced
         acked = set(out.acked)
+        ends = base.end_offsets([topic])
         base.progress(f"{KEY}: waiting for all {len(acked)} items to be processed")
 
         def all_done():
+            # Every item written, and the group's offsets at the end (malformed items
+            # are dead-lettered, never written).
             seen = pg.query(f"SELECT count(DISTINCT (record_key, record_seq)) FROM {wq.TABLE} WHERE grp = %s",
                             (group,))[0][0]
-            return seen >= len(acked)
+            return seen >= len(acked) and base.group_caught_up(group, ends)
         try:
             clients.wait_until(all_done, 90, what="every work item to be processed")
         except TimeoutError as e:
@@ -94,7 +96,7 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int 
             except Exception:
                 base.hard_kill(proc)
     rows = pg.query(f"SELECT record_key, record_seq, worker, kafka_partition FROM {wq.TABLE} "
-                    "WHERE grp = %s AND record_key IS NOT NULL ORDER BY id", (group,))
+                    "WHERE grp = %s ORDER BY id", (group,))
     received = [(k, s) for k, s, _, _ in rows]
     d = account(acked, received, order="per-key")
     evs = [e for e in events(group) if e[3] < stop_at]

@@ -1,0 +1,186 @@
+"""Running catalogue jobs and reading what they wrote, for the scenarios, the bench and
+the tests alike: run ids, offsets, a job run to completion in this process (or as a
+one-shot copy of its Kubernetes application), a job as its own killable process,
+kills mid-stream, waits on sink counts and consumer groups, and reading a range of
+records back. Nothing here judges a result: that is the scenarios' part."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Sequence
+from pathlib import Path, PurePath
+
+from confluent_kafka import TopicPartition
+
+from kafka_patterns import catalogue, clients, credentials, pg, settings
+
+
+def new_run() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def progress(message: str) -> None:
+    print(f"    {message}", file=sys.stderr, flush=True)
+
+
+def end_offsets(topics: Sequence[str]) -> dict[str, dict[int, int]]:
+    """Current end of every partition of the topics: {topic: {partition: offset}}."""
+    all_topics = catalogue.topics()
+    return {t: clients.end_offsets(t, all_topics[t].partitions) for t in topics}
+
+
+def seed_group(group: str, topic: str, offsets: dict[int, int]) -> None:
+    """Start a new consumer group at these offsets rather than the topic's beginning."""
+    seed = clients.consumer(group)
+    try:
+        seed.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False)
+    finally:
+        seed.close()
+
+
+def group_caught_up(group: str, ends: dict[str, dict[int, int]]) -> bool:
+    """Whether the group's committed offsets have reached `ends` ({topic: {partition:
+    offset}}): it has consumed, and committed, everything up to there."""
+    probe = clients.consumer(group)  # never subscribes: it joins nothing, only reads offsets
+    try:
+        wanted = [TopicPartition(t, p) for t, ps in ends.items() for p in ps]
+        committed = probe.committed(wanted, timeout=10)
+    finally:
+        probe.close()
+    return all(tp.offset >= ends[tp.topic][tp.partition] for tp in committed)
+
+
+def spark_offsets(offsets: dict[str, dict[int, int]]) -> str:
+    """Spark's startingOffsets JSON for a {topic: {partition: offset}} map."""
+    return json.dumps({t: {str(p): o for p, o in ps.items()} for t, ps in offsets.items()})
+
+
+def job_args(job: str, run: str, starting: dict[str, dict[int, int]] | None, *extra: str,
+             bounded: bool = True, checkpoint_root: PurePath | None = None) -> list[str]:
+    """A checkpoint of this run (under checkpoint_root: where the job runs, default
+    here), starting where the run's input begins; bounded adds --available-now
+    (process what is there, then stop)."""
+    args = [*catalogue.jobs()[job].get("args", []), *(["--available-now"] if bounded else []),
+            "--checkpoint", str(checkpoint(job, run, checkpoint_root))]
+    if starting is not None:
+        args += ["--starting-offsets", spark_offsets(starting)]
+    return [*args, *extra]
+
+
+def checkpoint(job: str, run: str, root: PurePath | None = None) -> Path:
+    """The run's checkpoint of the job; root is where the job runs (default: here)."""
+    return Path(root or settings.checkpoint_root()) / "scenarios" / run / job
+
+
+def run_job(job: str, run: str, starting: dict[str, dict[int, int]] | None = None, *extra: str) -> None:
+    """Run a catalogue job to completion: in this process (Spark jobs share one
+    session), or with KP_JOB_RUNNER=kubernetes as a one-shot copy of its deployed
+    SparkApplication, its checkpoint on the application's volume."""
+    if settings.job_runner() == "kubernetes":
+        from kafka_patterns import kube
+
+        root = kube.checkpoint_root(kube.deployed_spec(kube.connect(), job))
+        kube.run_once(job, job_args(job, run, starting, *extra, checkpoint_root=root))
+        return
+    module = importlib.import_module(catalogue.jobs()[job]["module"])
+    with credentials.as_user(job):
+        rc = module.main(job_args(job, run, starting, *extra))
+    if rc:
+        raise RuntimeError(f"job {job} exited with {rc}")
+
+
+def spawn_job(job: str, args: Sequence[str], log: Path | None = None,
+              env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Start a catalogue job as its own process group (so a kill takes its JVM too)."""
+    module = catalogue.jobs()[job]["module"]
+    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - handed to the child
+    return subprocess.Popen([sys.executable, "-m", module, *args], stdout=out, stderr=subprocess.STDOUT,
+                            start_new_session=True, env={**os.environ, "KP_KAFKA_USER": job, **(env or {})})
+
+
+def hard_kill(proc: subprocess.Popen) -> None:
+    """SIGKILL the job's whole process group: no shutdown hooks, like a crashed pod."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+
+
+def run_with_kills(job: str, run: str, starting: dict[str, dict[int, int]], kills: int, count_sql: str,
+                   total: int, *extra: str, timeout: float = 90, drain: Sequence[str] = ()) -> list[str]:
+    """Run a job as its own process and kill it `kills` times mid-stream, restarting it
+    from its checkpoint each time, then drain it bounded. The first kill is the worst
+    case, a crash right after a micro-batch's sink write and before its checkpoint
+    commit (KP_CRASH_AFTER_BATCH); the others are SIGKILLs from outside once the sink
+    has grown. Returns what each kill was. count_sql counts the run's sink rows; `drain`
+    adds options for the final bounded run only (e.g. bigger micro-batches)."""
+    log = checkpoint(job, run).parent / f"{job}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    kills_done = []
+    for k in range(kills):
+        before = pg.query(count_sql, (run,))[0][0]
+        if k == 0:
+            proc = spawn_job(job, job_args(job, run, starting, *extra, bounded=False), log,
+                             env={"KP_CRASH_AFTER_BATCH": "2"})
+            try:
+                rc = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                hard_kill(proc)
+                raise RuntimeError(f"{job} did not reach batch 2 within {timeout:.0f}s; its log: {log}") from None
+            hard_kill(proc)  # the crashed Python leaves its JVM behind, still in the group
+            n = pg.query(count_sql, (run,))[0][0]
+            kills_done.append(f"crash after sink write of batch 2 (exit {rc}) at {n}/{total} rows")
+        else:
+            proc = spawn_job(job, job_args(job, run, starting, *extra, bounded=False), log)
+            step = max(1, (total - before) // (kills + 1 - k))
+            try:
+                n = wait_for_rows(count_sql, (run,), before + step, timeout, f"{job} to write {step} more rows")
+            except TimeoutError:
+                hard_kill(proc)
+                raise RuntimeError(f"{job} made no progress before kill {k + 1}; its log: {log}") from None
+            hard_kill(proc)
+            kills_done.append(f"SIGKILL at {n}/{total} rows")
+        progress(f"{job}: kill {k + 1}/{kills}: {kills_done[-1]}; restarting from its checkpoint")
+    run_job(job, run, starting, *extra, *drain)
+    return kills_done
+
+
+def wait_for_rows(sql: str, params: Sequence, at_least: int, timeout: float, what: str) -> int:
+    """Poll a COUNT query until it reaches at_least; returns the count."""
+    def count() -> int | None:
+        n = pg.query(sql, params)[0][0]
+        return n if n >= at_least else None
+    return clients.wait_until(count, timeout, interval=0.5, what=what)
+
+
+def read_records(start: dict[str, dict[int, int]], end: dict[str, dict[int, int]] | None = None,
+                 timeout: float = 60) -> list:
+    """Every message of the topics in [start, end) per partition (end: the current end
+    offsets), in partition order; assign() without a group commit, so it disturbs nobody."""
+    end = end or end_offsets(list(start))
+    consumer = clients.consumer(f"verify-{new_run()}")
+    wanted = [(t, p) for t, ps in start.items() for p, o in ps.items() if o < end[t][p]]
+    consumer.assign([TopicPartition(t, p, start[t][p]) for t, p in wanted])
+    pos = {(t, p): start[t][p] for t, p in wanted}
+    out = []
+
+    def done() -> bool:
+        for m in consumer.consume(1000, timeout=0.5):
+            if m.error() or m.offset() >= end[m.topic()][m.partition()]:
+                continue
+            pos[(m.topic(), m.partition())] = m.offset() + 1
+            out.append(m)
+        return all(pos[tp] >= end[tp[0]][tp[1]] for tp in wanted)
+
+    try:
+        if wanted:
+            clients.wait_until(done, timeout, interval=0, what=f"topics read back to {end}")
+    finally:
+        consumer.close()
+    return out

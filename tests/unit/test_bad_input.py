@@ -1,0 +1,49 @@
+"""The bad-input suite's pure parts: the cases, which jobs must letter what, the verdict
+on the letters, and the client jobs' letter headers."""
+
+from helpers import FakeMessage
+from kafka_patterns import bad_input, deadletters, dlq
+
+
+def letter(job, topic, partition, offset, reason, value):
+    headers = {"job": job, "reason": reason, "source.topic": topic, "source.partition": str(partition),
+               "source.offset": str(offset)}
+    return dlq.Letter(0, offset, None, value, headers)
+
+
+def test_the_bad_cases_carry_the_run_and_include_the_three_poison_records():
+    bad = {case: (value, reason) for case, value, reason in bad_input.bad_cases("run-7")}
+    assert len(bad) >= 30
+    assert {"NUL in sensor", "ts in year 0", "ts in year 100000"} <= set(bad)
+    assert b'"run": "run-7"' in bad["temperature too hot"][0]
+
+
+def test_every_reader_of_a_readings_topic_must_letter_it_and_only_those():
+    assert bad_input.expected_jobs(["fanout-logger", "fanout-minmax", "exactly-once-copier"],
+                                   "weather.readings") == ["fanout-logger", "fanout-minmax"]
+    assert bad_input.expected_jobs(["pipeline-clean", "pipeline-enrich"], "weather.readings") == ["pipeline-clean"]
+    assert bad_input.lettering_readers(["cdc-transform", "one-to-one"]) == ["one-to-one"]
+
+
+def test_judge_finds_missing_letters_wrong_reasons_and_changed_values():
+    injected = [bad_input.Injected("a", "weather.readings", 0, 10, b"{oops", "not JSON"),
+                bad_input.Injected("b", "weather.readings", 1, 11, b"42", "not a JSON object"),
+                bad_input.Injected("c", "weather.readings", 2, 12, b"[]", "not a JSON object")]
+    letters = [letter("one-to-one", "weather.readings", 0, 10, "not JSON", b"{oops"),
+               letter("one-to-one", "weather.readings", 0, 10, "not JSON", b"{oops"),  # sent twice: fine
+               letter("one-to-one", "weather.readings", 1, 11, "not JSON", b"42"),
+               letter("other-job", "weather.readings", 2, 12, "not a JSON object", b"[]")]
+    (report,) = bad_input.judge(injected, ["one-to-one"], letters).values()
+    assert (report.expected, report.lettered, report.missing) == (3, 2, ["c"])
+    assert len(report.wrong_reason) == 1 and report.wrong_reason[0].startswith("b:")
+    assert not report.ok
+
+
+def test_a_client_jobs_letter_names_reason_source_and_job():
+    class Msg(FakeMessage):
+        def topic(self):
+            return "work.queue"
+
+    got = dict(deadletters.headers(Msg(b"{", partition=4, offset=99), "not JSON", "work-queue"))
+    assert got == {"reason": b"not JSON", "source.topic": b"work.queue", "source.partition": b"4",
+                   "source.offset": b"99", "job": b"work-queue"}
