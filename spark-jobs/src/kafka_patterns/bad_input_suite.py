@@ -26,8 +26,8 @@ from kafka_patterns.scenarios.base import Outcome
 OPTIONS = {"records": 400, "more": 200, "kills": 0, "sigkills": 0, "crash_after_commit": 0, "crash": False,
            "workers": 2}
 # A pattern's own minimum: share-queue checks that more consumers than partitions got
-# records, which needs records still arriving once its consumers have joined (~8 s here).
-PATTERN_OPTIONS = {"share-queue": {"records": 4_000}}
+# records, which wants a few seconds of readings to share out.
+PATTERN_OPTIONS = {"share-queue": {"records": 1_000}}
 
 
 @dataclass

@@ -6,7 +6,7 @@ delivered once (delivery count 1) and acknowledged once."""
 
 from __future__ import annotations
 
-from kafka_patterns import catalogue, generator, pg
+from kafka_patterns import catalogue, clients, credentials, generator, kafka_tool, pg
 from kafka_patterns.delivery import account
 from kafka_patterns.jobs import share_queue as sq
 from kafka_patterns.scenarios import base
@@ -14,6 +14,17 @@ from kafka_patterns.scenarios import base
 KEY = "share-queue"
 ORDER = 50
 JOBS = ["share-queue"]
+
+
+def joined_members(group: str) -> int:
+    """Members of the share group that have partitions, as Kafka's ShareGroupCommand
+    describes them (confluent-kafka has no admin call for share groups yet)."""
+    out = kafka_tool.run("org.apache.kafka.tools.consumer.group.ShareGroupCommand", "--bootstrap-server",
+                         clients.bootstrap_servers(), "--command-config", str(credentials.java_properties()),
+                         "--describe", "--group", group, "--members")
+    rows = [line.split() for line in out.stdout.splitlines() if line.startswith(group)]
+    # GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS ASSIGNMENT
+    return sum(1 for r in rows if len(r) >= 5 and r[4].isdigit() and int(r[4]) > 0)
 
 
 @base.timed
@@ -36,6 +47,11 @@ def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed
     procs = [base.spawn_job(job, ["--group", group, "--consumer-id", f"c{i}"], log) for i in range(consumers)]
     notes: list[str] = []
     try:
+        # Records produced before the members have joined pile up, and the first members
+        # take them all; the run starts once every member has its partitions.
+        base.progress(f"{KEY}: waiting for {consumers} share consumers to join {group}")
+        clients.wait_until(lambda: joined_members(group) >= consumers or None, 120, interval=1,
+                           what=f"{consumers} members with partitions in share group {group}")
         base.progress(f"{KEY}: {consumers} share consumers in {group} on {topic} ({partitions} partitions); "
                       f"producing {records} readings at {rate:.0f}/s")
         out = generator.produce(topic, records, rate=rate, run=run_id, malformed=malformed)
