@@ -110,11 +110,16 @@ run: setup ## run one pattern end to end: make run PATTERN=<name> (see make patt
 # --- tests --------------------------------------------------------------------
 PYTEST := $(PY) -m pytest -c $(ROOT)/tests/pytest.ini --rootdir $(ROOT)
 
+# Every tier runs even when one fails (like make -k); each prints its time.
+TEST_TIERS := test-iac test-unit test-infra test-security test-integration test-faults test-kube test-hosts-chaos
+
 test: setup ## every test tier; starts the cluster if needed and stops what it started
 	@started=no; \
 	if ! $(PY) -m kafka_patterns.inventory is-up; then $(MAKE) up; started=yes; fi; \
-	rc=0; $(MAKE) -k test-iac test-unit test-infra test-security test-integration test-faults test-kube test-hosts-chaos \
-	  || rc=$$?; \
+	rc=0; for tier in $(TEST_TIERS); do \
+	  t0=$$SECONDS; $(MAKE) $$tier && r=passed || { r=FAILED; rc=1; }; \
+	  echo "==> $$tier $$r in $$(( SECONDS - t0 ))s" | tee -a $(ROOT)/.run/logs/test-tiers.log; \
+	done; \
 	if [ $$started = yes ]; then echo "==> stopping the cluster this run started"; $(MAKE) down; fi; \
 	exit $$rc
 

@@ -1,11 +1,8 @@
 """The spark-operator on the local Kubernetes, running what `make deploy STACK=local`
 installed (values-local.yaml):
 
-- the streaming SparkApplication one-to-one survives its driver pod being deleted: the
-  operator submits it again, the new driver resumes from the checkpoint on the
-  checkpoint volume (its batch ids and Kafka offsets go on from where the old driver
-  stopped, on the host directory of the PersistentVolume), and the readings produced
-  while it was down arrive, once each;
+- (a deleted driver pod, resubmitted by the operator and resuming from the checkpoint
+  on its volume, is tests/kube/test_patterns.py's exactly-once scenario);
 - the ScheduledSparkApplication batch-aggregate fires on its schedule (every minute
   here) and its runs complete (at least two, counted);
 - driver and executor pods run on the node's kubelet.
@@ -20,7 +17,6 @@ import json
 import time
 from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,7 +26,6 @@ from kafka_patterns import generator, pg
 
 STREAMING = "one-to-one"
 SCHEDULED = "batch-aggregate"
-TABLE = "readings"  # one-to-one's sink (catalogue output postgres:readings)
 SPARK_GROUP = "sparkoperator.k8s.io"
 
 
@@ -107,39 +102,6 @@ def streaming_app(k8s, cluster) -> str:
     return STREAMING
 
 
-@pytest.fixture(scope="module")
-def checkpoint_dir(k8s, streaming_app) -> Path:
-    """The job's checkpoint as the host sees it: the hostPath of the volume bound to the
-    application's checkpoint claim, plus the job's directory (CHECKPOINT_ROOT/<job>/main)."""
-    spec = k8s.app(streaming_app)["spec"]
-    claim = next(v["persistentVolumeClaim"]["claimName"] for v in spec["volumes"] if v["name"] == "checkpoints")
-    env = {e["name"]: e.get("value") for e in spec["driver"]["env"]}
-    mount = next(m["mountPath"] for m in spec["driver"]["volumeMounts"] if m["name"] == "checkpoints")
-    assert env["CHECKPOINT_ROOT"] == mount
-    volume = k8s.get("pvc", claim)["spec"]["volumeName"]
-    proc = k8s.kubectl("get", "pv", volume, "-o", "json", check=True)
-    host_path = Path(json.loads(proc.stdout)["spec"]["hostPath"]["path"])
-    return host_path / STREAMING / "main"
-
-
-def batch_ids(checkpoint: Path, kind: str) -> dict[int, float]:
-    """Batch id -> mtime of the checkpoint's offsets/ or commits/ files."""
-    d = checkpoint / kind
-    return {int(f.name): f.stat().st_mtime for f in d.iterdir() if f.name.isdigit()} if d.is_dir() else {}
-
-
-def source_offsets(checkpoint: Path, batch: int) -> dict[str, int]:
-    """The Kafka end offsets a batch read up to ({"<partition>": offset} of the input),
-    from its offsets file: v1, the batch metadata, then one JSON line per source."""
-    lines = (checkpoint / "offsets" / str(batch)).read_text().splitlines()
-    return json.loads(lines[2])["weather.readings"]
-
-
-def rows_of(run: str) -> tuple[int, int]:
-    """(rows, distinct (sensor, seq)) of a run in one-to-one's table."""
-    return pg.query(f"SELECT count(*), count(DISTINCT (sensor, seq)) FROM {TABLE} WHERE run = %s", (run,))[0]
-
-
 def test_driver_and_executor_pods_run_on_the_kubelet(k8s, streaming_app):
     nodes = k8s.node_names()
     for app in (STREAMING, "exactly-once"):
@@ -158,63 +120,6 @@ def test_driver_and_executor_pods_run_on_the_kubelet(k8s, streaming_app):
         # A tenth of a core requested (values-local.yaml): the 2-core node fits them all.
         requests = driver["spec"]["containers"][0]["resources"]["requests"]
         assert requests["cpu"] == "100m", requests
-
-
-@pytest.mark.timeout(1200)
-def test_a_deleted_driver_is_resubmitted_and_resumes_from_its_checkpoint(k8s, streaming_app, checkpoint_dir):
-    # Some readings through the running application, so that its checkpoint holds batches.
-    before_run = generator.produce("weather.readings", 200, rate=200)
-    assert not before_run.errors, before_run.errors
-    wait_for("the first readings in PostgreSQL", lambda: rows_of(before_run.run)[1] == len(before_run.acked), 300,
-             explain=lambda: k8s.describe(STREAMING))
-    wait_for(f"a committed batch in {checkpoint_dir}/commits", lambda: batch_ids(checkpoint_dir, "commits"), 60)
-    commits_before = batch_ids(checkpoint_dir, "commits")
-    last_batch = max(commits_before)
-    offsets_before = source_offsets(checkpoint_dir, last_batch)
-    app_before = k8s.app(STREAMING)["status"]
-    driver = k8s.running_driver(STREAMING)
-    old_uid = driver["metadata"]["uid"]
-
-    # The driver goes, as on a lost node; readings keep coming while nothing reads them.
-    deleted_at = time.time()
-    k8s.kubectl("delete", "pod", driver["metadata"]["name"], "-n", NAMESPACE, "--grace-period=1", "--wait=false",
-                check=True)
-    meanwhile = generator.produce("weather.readings", 500, rate=100)
-    assert not meanwhile.errors, meanwhile.errors
-
-    def new_driver():
-        pod = k8s.running_driver(STREAMING)
-        return pod if pod and pod["metadata"]["uid"] != old_uid and k8s.state(STREAMING) == "RUNNING" else None
-
-    pod = wait_for("the operator to run a new driver", new_driver, 600, explain=lambda: k8s.describe(STREAMING))
-    restarted = time.time() - deleted_at
-    app_after = k8s.app(STREAMING)["status"]
-    assert app_after["submissionAttempts"] > app_before["submissionAttempts"] or \
-        app_after["lastSubmissionAttemptTime"] != app_before["lastSubmissionAttemptTime"], (app_before, app_after)
-
-    # Every reading produced while the driver was gone arrives, once.
-    wait_for("the readings produced meanwhile in PostgreSQL",
-             lambda: rows_of(meanwhile.run)[1] == len(meanwhile.acked), 600,
-             explain=lambda: f"{rows_of(meanwhile.run)} of {len(meanwhile.acked)}; " + k8s.describe(STREAMING))
-    caught_up = time.time() - deleted_at
-    assert rows_of(meanwhile.run) == (len(meanwhile.acked), len(meanwhile.acked)), "duplicated readings"
-    assert rows_of(before_run.run) == (len(before_run.acked), len(before_run.acked))
-
-    # The new driver went on in the same checkpoint, on the volume: batch ids after the
-    # last one committed before the deletion (a fresh checkpoint would start at 0 in a
-    # directory of its own), the old commits untouched, and its first batch reading on
-    # from the offsets the old driver had reached (not from the earliest).
-    commits_after = batch_ids(checkpoint_dir, "commits")
-    new = sorted(b for b, mtime in commits_after.items() if mtime >= deleted_at)
-    assert new, f"no batch committed in {checkpoint_dir} by the new driver {pod['metadata']['name']}"
-    assert min(new) >= last_batch, (last_batch, new)
-    assert any(b > last_batch for b in new), (last_batch, new)
-    assert all(commits_after[b] == commits_before[b] for b in commits_before if b < last_batch)
-    first = source_offsets(checkpoint_dir, min(b for b in new if b > last_batch))
-    assert all(first[p] >= offsets_before[p] for p in offsets_before), (offsets_before, first)
-    print(f"\n{STREAMING}: driver {driver['metadata']['name']} deleted; a new driver ran after {restarted:.0f}s, "
-          f"the {len(meanwhile.acked)} readings produced meanwhile were in PostgreSQL after {caught_up:.0f}s; "
-          f"checkpoint batches {sorted(commits_before)[0]}..{last_batch} before, {new} by the new driver")
 
 
 @pytest.mark.timeout(1800)

@@ -37,3 +37,18 @@ def test_no_crash_without_the_variable(monkeypatch, tmp_path):
     monkeypatch.delenv("KP_CRASH_AFTER_BATCH", raising=False)
     base.crash_after_write_if_asked(str(tmp_path), 2)
     assert exits == []
+
+
+def test_the_ledger_is_keyed_by_the_checkpoints_query_id(tmp_path):
+    # A checkpoint started again at the same path gets a new query id from Spark, so its
+    # batch ids 0, 1, ... are not mistaken for the old checkpoint's committed batches.
+    (tmp_path / "metadata").write_text('{"id":"6f1c0d2e-aaaa-bbbb-cccc-000000000001"}\n')
+    first = base.ledger_name(str(tmp_path))
+    (tmp_path / "metadata").write_text('{"id":"6f1c0d2e-aaaa-bbbb-cccc-000000000002"}\n')
+    assert first == f"{tmp_path}@6f1c0d2e-aaaa-bbbb-cccc-000000000001"
+    assert base.ledger_name(str(tmp_path)) != first
+
+
+def test_a_checkpoint_without_spark_metadata_is_refused_naming_the_file(tmp_path):
+    with pytest.raises(RuntimeError, match="metadata"):
+        base.ledger_name(str(tmp_path))

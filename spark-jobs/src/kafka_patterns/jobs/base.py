@@ -5,6 +5,7 @@ foreachBatch sink."""
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -125,15 +126,18 @@ def postgres_batch_sink(ledger_key: str, table: str, columns: Sequence[str],
     PostgreSQL transaction and skips a batch id already committed: a batch Spark
     replays after a crash (its checkpoint did not record the commit) is not written
     twice. exactly_once=False is the plain at-least-once foreachBatch. Batch ids
-    restart with a new checkpoint, so the ledger key is the checkpoint directory.
+    restart with a new checkpoint, so the ledger key is the checkpoint directory plus
+    the id of the query it holds (ledger_name): a checkpoint wiped and started again at
+    the same path (a new volume, `make clean`) against a kept database would otherwise
+    have its first batches skipped as "already committed", and their rows lost.
     `unique` names the columns of the table's unique index: a row whose key is already
     stored (the same reading produced twice) is skipped and counted in the log.
     """
     def write(batch_df, batch_id: int) -> None:
         rows = [tuple(r) for r in batch_df.select(*columns).toLocalIterator()]
         with pg.connect() as conn:
-            if exactly_once and not pg.claim_batch(conn, ledger_key, batch_id):
-                log.warning("%s: batch %d already committed, skipped", ledger_key, batch_id)
+            if exactly_once and not pg.claim_batch(conn, ledger_name(ledger_key), batch_id):
+                log.warning("%s: batch %d already committed, skipped", ledger_name(ledger_key), batch_id)
                 return
             # A row the table refuses is set aside, not retried with the batch forever.
             done = pg.insert_rows_isolating_failures(conn, table, columns, rows, unique)
@@ -145,6 +149,18 @@ def postgres_batch_sink(ledger_key: str, table: str, columns: Sequence[str],
                         done.duplicates, "/".join(unique), table)
         crash_after_write_if_asked(ledger_key, batch_id)
     return write
+
+
+def ledger_name(checkpoint: str) -> str:
+    """<checkpoint>@<query id>: Spark writes the query's id into <checkpoint>/metadata
+    when the query first starts and keeps it for as long as the checkpoint lives."""
+    metadata = Path(checkpoint) / "metadata"
+    try:
+        return f"{checkpoint}@{json.loads(metadata.read_text())['id']}"
+    except (OSError, ValueError, KeyError) as e:
+        raise RuntimeError(f"cannot read the query id of checkpoint {checkpoint} ({metadata}: {e}): "
+                           "the exactly-once ledger needs it, so the checkpoint must be a local "
+                           "or mounted directory") from e
 
 
 def crash_after_write_if_asked(checkpoint: str, batch_id: int) -> None:
