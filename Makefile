@@ -110,17 +110,19 @@ run: setup ## run one pattern end to end: make run PATTERN=<name> (see make patt
 # --- tests --------------------------------------------------------------------
 PYTEST := $(PY) -m pytest -c $(ROOT)/tests/pytest.ini --rootdir $(ROOT)
 
-# Every tier runs even when one fails (like make -k); each prints its time.
-TEST_TIERS := test-iac test-unit test-infra test-security test-integration test-faults test-kube test-hosts-chaos
+# Every tier runs even when one fails (like make -k); each prints its time. The tiers
+# on the local cluster come first; the hosts topology brings its own cluster, so the
+# local one (when this run started it) is stopped before, leaving it the machine.
+TEST_TIERS := test-iac test-unit test-infra test-security test-integration test-faults test-kube
+tier_sh = t0=$$SECONDS; $(MAKE) $(1) && r=passed || { r=FAILED; rc=1; }; \
+	echo "==> $(1) $$r in $$(( SECONDS - t0 ))s" | tee -a $(ROOT)/.run/logs/test-tiers.log
 
 test: setup ## every test tier; starts the cluster if needed and stops what it started
 	@started=no; \
 	if ! $(PY) -m kafka_patterns.inventory is-up; then $(MAKE) up; started=yes; fi; \
-	rc=0; for tier in $(TEST_TIERS); do \
-	  t0=$$SECONDS; $(MAKE) $$tier && r=passed || { r=FAILED; rc=1; }; \
-	  echo "==> $$tier $$r in $$(( SECONDS - t0 ))s" | tee -a $(ROOT)/.run/logs/test-tiers.log; \
-	done; \
+	rc=0; for tier in $(TEST_TIERS); do $(call tier_sh,$$tier); done; \
 	if [ $$started = yes ]; then echo "==> stopping the cluster this run started"; $(MAKE) down; fi; \
+	$(call tier_sh,test-hosts-chaos); \
 	exit $$rc
 
 test-unit: setup ## unit tests and the clear-error checks (no cluster needed)
@@ -270,7 +272,7 @@ test-hosts: setup ## tests/hosts against the test hosts: hosts-up when down, hos
 # on the hosts topology: each scenario CHAOS_RUNS times (6 scenarios x 4 = 24 runs of at
 # least 100,000 acknowledged records each).
 CHAOS_RUNS ?= 4
-chaos_sh = CHAOS_RUNS=$(1) PLATFORM_INVENTORY=$(HOSTS_INVENTORY) $(PYTEST) $(ROOT)/tests/chaos
+chaos_sh = CHAOS_RUNS=$(1) PLATFORM_INVENTORY=$(HOSTS_INVENTORY) $(PYTEST) $(ROOT)/tests/chaos $(2)
 
 .PHONY: test-chaos test-hosts-chaos
 
@@ -281,12 +283,13 @@ test-chaos: setup ## broker faults on the hosts topology (hosts-up when down): C
 	if [ $$started = yes ]; then echo "==> deleting the test hosts this run started"; $(MAKE) hosts-down; fi; \
 	exit $$rc
 
-# What `make test` runs on the hosts topology: every fault scenario once, then tests/hosts
-# (whose last test takes the hosts down again when this target started them).
-test-hosts-chaos: setup ## hosts-up when down, every broker fault scenario once, tests/hosts, hosts-down
+# What `make test` runs on the hosts topology: every fault scenario once but the rolling
+# restart (six nodes one at a time, about 8 minutes: make test-chaos runs it), then
+# tests/hosts (whose last test takes the hosts down again when this target started them).
+test-hosts-chaos: setup ## hosts-up when down, each broker fault once (not the rolling restart), tests/hosts, hosts-down
 	@started=no; \
 	if ! $(hosts_reachable); then $(MAKE) hosts-up; started=yes; fi; \
-	rc=0; $(call chaos_sh,1) || rc=$$?; \
+	rc=0; $(call chaos_sh,1,-k 'not rolling') || rc=$$?; \
 	KP_HOSTS_STARTED_BY_TEST=$$started $(PYTEST) $(ROOT)/tests/hosts --ansible-inventory=$(HOSTS_INVENTORY) || rc=$$?; \
 	if [ $$started = yes ] && ip netns list 2>/dev/null | grep -q '^kp-'; then $(MAKE) hosts-down; fi; \
 	exit $$rc

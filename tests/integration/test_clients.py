@@ -1,17 +1,9 @@
-"""Client patterns: self-managed offsets and request-reply, each with its consumer
-killed mid-stream and restarted."""
+"""Client patterns: request-reply across a responder restart, and replay. (Self-managed
+offsets: test_self_managed_offsets.py here, three kills in tests/faults.)"""
 
 import pytest
 
-from kafka_patterns.scenarios import request_reply, self_managed_offsets
-
-
-@pytest.mark.slow
-def test_self_managed_offsets_rebuild_state_exactly_after_kills(cluster):
-    outcome = self_managed_offsets.run(records=4_000, kills=2)
-    d = outcome.delivery
-    assert (d.lost, d.duplicated) == (0, 0), outcome.failures()
-    assert all(outcome.checks.values()), outcome.checks
+from kafka_patterns.scenarios import request_reply
 
 
 @pytest.mark.slow
