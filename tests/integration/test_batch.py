@@ -14,3 +14,26 @@ def test_second_run_reads_only_the_new_range_and_an_empty_run_is_a_no_op(cluster
     assert (d.lost, d.duplicated) == (0, 0), outcome.failures()
     assert all(outcome.checks.values()), outcome.failures()
     assert outcome.verdict == "PASS"
+
+
+def test_a_ledger_from_another_kafka_cluster_restarts_from_the_beginning_on_this_one(cluster):
+    """A Kafka cluster made again while PostgreSQL kept the ledger: the old cluster's end
+    offsets must neither stop the runs (beyond this cluster's ends) nor skip records."""
+    import uuid
+
+    from kafka_patterns import clients, pg
+    from kafka_patterns.jobs import batch_aggregate
+
+    this_cluster = clients.cluster_id("weather.readings")
+    assert this_cluster, "the cluster has an id"
+    key = f"test-ledger-{uuid.uuid4().hex[:8]}"
+    pg.ensure(*batch_aggregate.DDL)
+    insert = """INSERT INTO batch_ranges (ledger_key, batch_run, topic, kafka_partition, start_offset,
+                end_offset, kafka_cluster) VALUES (%s, %s, 'weather.readings', 0, %s, %s, %s)"""
+    with pg.connect() as conn:
+        conn.execute(insert, (key, 1, 0, 10**9, "a-cluster-made-before"))
+        assert batch_aggregate.stored_ends(conn, key, this_cluster) == (1, {})
+        conn.execute(insert, (key, 2, 0, 5, this_cluster))
+        conn.execute(insert, (key, 3, 0, 10**9, "a-cluster-made-before"))
+        assert batch_aggregate.stored_ends(conn, key, this_cluster) == (3, {"weather.readings": {0: 5}})
+        conn.rollback()

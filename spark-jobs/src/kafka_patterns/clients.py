@@ -67,6 +67,16 @@ def end_offsets(topic: str, partitions: int, timeout: float = 10.0) -> dict[int,
         probe.close()
 
 
+def cluster_id(topic: str, timeout: float = 10.0) -> str:
+    """The id of the Kafka cluster that holds `topic` (from a metadata request on the
+    topic, which a user allowed to read it may make)."""
+    probe = Consumer({**base_config(), "group.id": "platform-offset-probe", "enable.auto.commit": False})
+    try:
+        return probe.list_topics(topic, timeout=timeout).cluster_id
+    finally:
+        probe.close()
+
+
 def wait_until(condition, timeout: float, interval: float = 0.5, what: str = "condition"):
     """Poll a condition until it returns a truthy value or the timeout passes."""
     deadline = time.monotonic() + timeout

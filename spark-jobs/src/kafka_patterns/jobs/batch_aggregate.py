@@ -48,6 +48,8 @@ DDL = (
         temperature_sum DOUBLE PRECISION, temperature_min DOUBLE PRECISION, temperature_max DOUBLE PRECISION,
         last_seq BIGINT)""",
     "CREATE TABLE IF NOT EXISTS batch_ledgers (ledger_key TEXT PRIMARY KEY)",
+    # Offsets mean something only in the Kafka cluster they were read from.
+    "ALTER TABLE batch_ranges ADD COLUMN IF NOT EXISTS kafka_cluster TEXT",
 )
 log = logging.getLogger("kafka_patterns.jobs.batch_aggregate")
 
@@ -79,15 +81,24 @@ def is_empty(start: Offsets, end: Offsets) -> bool:
     return all(start[t][p] == e for t, ps in end.items() for p, e in ps.items())
 
 
-def stored_ends(conn, ledger_key: str) -> tuple[int, Offsets]:
-    """(last batch_run, its end offsets) of a ledger key; (0, {}) before its first run."""
-    rows = conn.execute("""SELECT batch_run, topic, kafka_partition, end_offset FROM batch_ranges
-        WHERE ledger_key = %s AND batch_run = (SELECT max(batch_run) FROM batch_ranges WHERE ledger_key = %s)""",
-                        (ledger_key, ledger_key)).fetchall()
+def stored_ends(conn, ledger_key: str, kafka_cluster: str) -> tuple[int, Offsets]:
+    """(last batch_run of the ledger key, the end offsets of its last run on this Kafka
+    cluster); (0, {}) before its first run. Ranges read from another cluster (one made
+    again from scratch while PostgreSQL kept the ledger) do not count: their offsets
+    would skip this cluster's records, or lie beyond its ends and stop every run."""
+    (last_run,) = conn.execute("SELECT coalesce(max(batch_run), 0) FROM batch_ranges WHERE ledger_key = %s",
+                               (ledger_key,)).fetchone()
+    rows = conn.execute("""SELECT topic, kafka_partition, end_offset FROM batch_ranges
+        WHERE ledger_key = %s AND kafka_cluster = %s AND batch_run = (SELECT max(batch_run) FROM batch_ranges
+        WHERE ledger_key = %s AND kafka_cluster = %s)""",
+                        (ledger_key, kafka_cluster, ledger_key, kafka_cluster)).fetchall()
     ends: Offsets = {}
-    for _, t, p, o in rows:
+    for t, p, o in rows:
         ends.setdefault(t, {})[p] = o
-    return (rows[0][0] if rows else 0), ends
+    if last_run and not rows:
+        log.warning("%s: no run on Kafka cluster %s yet (the ledger's runs read another cluster): "
+                    "starting from the beginning", ledger_key, kafka_cluster)
+    return last_run, ends
 
 
 def parse_offsets(text: str | None) -> Offsets:
@@ -114,7 +125,8 @@ def run_once(args: argparse.Namespace) -> dict:
         conn.commit()
         # Serialise the runs of one ledger key until this run commits or rolls back.
         conn.execute("SELECT 1 FROM batch_ledgers WHERE ledger_key = %s FOR UPDATE", (ledger_key,))
-        last_run, stored = stored_ends(conn, ledger_key)
+        kafka_cluster = clients.cluster_id(topics[0])
+        last_run, stored = stored_ends(conn, ledger_key, kafka_cluster)
         # The end is taken under the lock: a run that waited for another one reads on from its end.
         ends = parse_offsets(args.ending_offsets) or current_ends(topics)
         start, end = plan_range(stored, parse_offsets(args.starting_offsets), ends)
@@ -137,8 +149,9 @@ def run_once(args: argparse.Namespace) -> dict:
                      (ledger_key, batch_run, records, malformed))
         for t, ps in end.items():
             for p, e in ps.items():
-                conn.execute("INSERT INTO batch_ranges VALUES (%s, %s, %s, %s, %s, %s)",
-                             (ledger_key, batch_run, t, p, start[t][p], e))
+                conn.execute("""INSERT INTO batch_ranges (ledger_key, batch_run, topic, kafka_partition,
+                    start_offset, end_offset, kafka_cluster) VALUES (%s, %s, %s, %s, %s, %s, %s)""",
+                             (ledger_key, batch_run, t, p, start[t][p], e, kafka_cluster))
         pg.insert_rows(conn, TABLE, ("ledger_key", "batch_run", *AGG_COLUMNS),
                        ((ledger_key, batch_run, *r) for r in rows))
         crash_before_commit_if_asked(ledger_key)
