@@ -38,6 +38,12 @@ def test_every_job_reads_and_writes_declared_topics(cat):
         (lambda c: c["jobs"][0].update(deadletter=c["jobs"][0]["inputs"][0]), "reads a topic it writes"),
         (lambda c: c["jobs"][0].update(lookups=["no.such.topic"]), "jobs[0].lookups: topic 'no.such.topic'"),
         (lambda c: c["topics"].append(dict(c["topics"][0])), "declared twice"),
+        (lambda c: c.pop("patterns"), "(top): 'patterns' is a required property"),
+        (lambda c: c["patterns"][0]["jobs"].append("no-such-job"), "patterns[0].jobs: job 'no-such-job'"),
+        (lambda c: c["patterns"][1]["jobs"].append(c["patterns"][0]["jobs"][0]), "already belongs to pattern"),
+        (lambda c: c["patterns"].pop(), "belong to no pattern"),
+        (lambda c: c["patterns"][1].update(order=c["patterns"][0]["order"]), "patterns: order"),
+        (lambda c: c["patterns"][1].update(scenario="one_to_one"), "patterns: scenario one_to_one"),
     ],
 )
 def test_a_bad_catalogue_fails_naming_the_key(cat, mutate, names):
@@ -53,3 +59,30 @@ def test_versions_pin_each_platform_part_once():
     for key in ("kafka_version", "spark_version", "debezium_version", "strimzi_version", "spark_operator_version"):
         assert isinstance(v[key], str) and v[key], key
     assert "pyspark" not in v["python_packages"], "pyspark follows spark_version; do not pin it twice"
+
+
+def test_every_declared_pattern_has_a_scenario_and_every_scenario_a_pattern():
+    """Adding a pattern is its catalogue entry, a job module and a scenario module:
+    a pattern without its scenario, or a scenario no pattern declares, fails here."""
+    import importlib
+    import pkgutil
+
+    from kafka_patterns import scenarios
+
+    modules = {m.name for m in pkgutil.iter_modules(scenarios.__path__) if m.name not in ("base", "__init__")}
+    declared = {p.scenario: name for name, p in catalogue.patterns().items()}
+    assert sorted(set(declared) - modules) == [], "patterns whose scenario module is missing"
+    assert sorted(modules - set(declared)) == [], "scenario modules no pattern declares"
+    for module, name in declared.items():
+        scenario = importlib.import_module(f"kafka_patterns.scenarios.{module}")
+        assert callable(getattr(scenario, "run", None)), f"{module} has no run()"
+        assert catalogue.patterns()[name] == scenario.PATTERN
+
+
+def test_patterns_are_typed_and_in_demo_order():
+    patterns = list(catalogue.patterns().values())
+    assert [p.order for p in patterns] == sorted(p.order for p in patterns)
+    fanout = catalogue.patterns()["fan-out"]
+    assert [j.name for j in fanout.jobs] == ["fanout-logger", "fanout-averager", "fanout-minmax"]
+    assert all(isinstance(j.promise, catalogue.Promise) and j.inputs for j in fanout.jobs)
+    assert catalogue.pattern_of_scenario("kafka_patterns.scenarios.transactional").name == "exactly-once-kafka"

@@ -65,7 +65,33 @@ def validate(data: Any, source: str = "catalogue") -> dict[str, Any]:
                                  f"{job['name']!r} is not declared under topics")
         if {*job["inputs"], *job.get("lookups", [])} & {*job["outputs"], job.get("deadletter")}:
             raise CatalogueError(f"{source}: jobs[{i}]: job {job['name']!r} reads a topic it writes")
+    _check_patterns(data, source)
     return data
+
+
+def _check_patterns(data: dict[str, Any], source: str) -> None:
+    """Every pattern names declared jobs, every job belongs to exactly one pattern, and
+    names, orders and scenarios are unique."""
+    jobs = {j["name"] for j in data.get("jobs", [])}
+    owner: dict[str, str] = {}
+    for key in ("name", "order", "scenario"):
+        values = [p[key] for p in data["patterns"]]
+        twice = sorted({str(v) for v in values if values.count(v) > 1})
+        if twice:
+            raise CatalogueError(f"{source}: patterns: {key} {', '.join(twice)} is used twice")
+    for i, pattern in enumerate(data["patterns"]):
+        for job in pattern["jobs"]:
+            if job not in jobs:
+                raise CatalogueError(f"{source}: patterns[{i}].jobs: job {job!r} of pattern {pattern['name']!r} "
+                                     "is not declared under jobs")
+            if job in owner:
+                raise CatalogueError(f"{source}: patterns[{i}].jobs: job {job!r} already belongs to pattern "
+                                     f"{owner[job]!r}")
+            owner[job] = pattern["name"]
+    orphans = sorted(jobs - owner.keys())
+    if orphans:
+        raise CatalogueError(f"{source}: jobs {', '.join(orphans)} belong to no pattern: add each to the jobs "
+                             "of one entry under patterns")
 
 
 @cache
@@ -98,3 +124,67 @@ def schema_of(topic: str, catalogue: dict[str, Any] | None = None) -> str | None
 def jobs(catalogue: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     c = catalogue or load()
     return {j["name"]: j for j in c.get("jobs", [])}
+
+
+@dataclass(frozen=True)
+class Promise:
+    """What the tests and `make demo` hold a job to (catalogue jobs.<job>.promise)."""
+    lost: str  # none | counted
+    duplicated: str  # none | counted
+    order: str  # total | per-key | none
+
+
+@dataclass(frozen=True)
+class Job:
+    """A catalogue job, its topics named by role."""
+    name: str
+    engine: str  # spark | client
+    module: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]  # topics, or postgres:<table>
+    promise: Promise
+    lookups: tuple[str, ...] = ()
+    deadletter: str | None = None
+    args: tuple[str, ...] = ()
+    schedule: str | None = None
+    transactional: bool = False
+
+    @classmethod
+    def from_catalogue(cls, j: dict[str, Any]) -> Job:
+        return cls(j["name"], j["engine"], j["module"], tuple(j["inputs"]), tuple(j["outputs"]),
+                   Promise(**j["promise"]), tuple(j.get("lookups", ())), j.get("deadletter"),
+                   tuple(j.get("args", ())), j.get("schedule"), bool(j.get("transactional", False)))
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A catalogue pattern: its PATTERN= name, demo order, scenario module and jobs."""
+    name: str
+    order: int
+    scenario: str  # module of kafka_patterns.scenarios
+    description: str
+    jobs: tuple[Job, ...]
+
+    @property
+    def job_names(self) -> list[str]:
+        return [j.name for j in self.jobs]
+
+
+@cache
+def patterns() -> dict[str, Pattern]:
+    """The catalogue's patterns by name, in demo order (loaded once)."""
+    c = load()
+    by_name = {j["name"]: Job.from_catalogue(j) for j in c["jobs"]}
+    declared = sorted(c["patterns"], key=lambda p: p["order"])
+    return {p["name"]: Pattern(p["name"], p["order"], p["scenario"], p["description"],
+                               tuple(by_name[j] for j in p["jobs"])) for p in declared}
+
+
+def pattern_of_scenario(module: str) -> Pattern:
+    """The pattern whose scenario is `module` (a scenario module's __name__)."""
+    short = module.rsplit(".", 1)[-1]
+    found = [p for p in patterns().values() if p.scenario == short]
+    if not found:
+        raise CatalogueError(f"{CATALOGUE_FILE.name}: no entry under patterns has scenario {short!r} "
+                             f"(the module {module}): declare its pattern there")
+    return found[0]

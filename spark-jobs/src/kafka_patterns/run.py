@@ -19,14 +19,12 @@ from kafka_patterns.scenarios.base import HEADERS, Outcome
 
 def listing() -> str:
     rows = []
-    jobs = catalogue.jobs()
-    for key, module in scenarios.modules().items():
-        for name in module.JOBS:
-            j = jobs[name]
-            p = j["promise"]
-            outputs = [*j["outputs"], *([f"(dead letters) {j['deadletter']}"] if j.get("deadletter") else [])]
-            rows.append([key, name, j["engine"], ", ".join(j["inputs"]), ", ".join(outputs),
-                         p["lost"], p["duplicated"], p["order"], j.get("schedule", "")])
+    for pattern in catalogue.patterns().values():
+        key = pattern.name
+        for j in pattern.jobs:
+            outputs = [*j.outputs, *([f"(dead letters) {j.deadletter}"] if j.deadletter else [])]
+            rows.append([key, j.name, j.engine, ", ".join(j.inputs), ", ".join(outputs),
+                         j.promise.lost, j.promise.duplicated, j.promise.order, j.schedule or ""])
             key = ""
     return tabulate(rows, headers=["PATTERN=", "job", "engine", "inputs", "outputs", "lost", "duplicated",
                                    "order", "schedule"])

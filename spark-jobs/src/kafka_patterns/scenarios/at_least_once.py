@@ -4,11 +4,11 @@ and those duplicates are counted."""
 
 from __future__ import annotations
 
+from kafka_patterns import catalogue
 from kafka_patterns.scenarios import base
 
-KEY = "at-least-once"
-ORDER = 110
-JOBS = ["at-least-once"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 
 
 @base.timed

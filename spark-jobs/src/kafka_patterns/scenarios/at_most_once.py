@@ -4,14 +4,13 @@ the batch lost to the crash is counted (the promise allows it)."""
 
 from __future__ import annotations
 
-from kafka_patterns import generator, pg
+from kafka_patterns import catalogue, generator, pg
 from kafka_patterns.delivery import account
 from kafka_patterns.jobs import at_most_once
 from kafka_patterns.scenarios import base
 
-KEY = "at-most-once"
-ORDER = 100
-JOBS = ["at-most-once"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 
 
 @base.timed

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from kafka_patterns import generator, pg, readings
+from kafka_patterns import catalogue, generator, pg, readings
 from kafka_patterns.delivery import Delivery
 from kafka_patterns.jobs import batch_aggregate
 from kafka_patterns.scenarios import base
 
-KEY = "batch"
-ORDER = 90
-JOBS = ["batch-aggregate"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 
 
 def contiguous(ranges: list[tuple[int, str, int, int, int]], first: dict, ends: list[dict]) -> bool:

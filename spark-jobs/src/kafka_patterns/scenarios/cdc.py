@@ -13,14 +13,13 @@ import random
 import psycopg
 from confluent_kafka import TopicPartition
 
-from kafka_patterns import clients, connect, pg
+from kafka_patterns import catalogue, clients, connect, pg
 from kafka_patterns.delivery import account
 from kafka_patterns.jobs import cdc_transform as job_module
 from kafka_patterns.scenarios import base
 
-KEY = "cdc"
-ORDER = 160
-JOBS = ["cdc-transform"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 REPLICA = "stations_replica"
 
 

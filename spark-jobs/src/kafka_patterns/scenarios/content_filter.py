@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from kafka_patterns import generator, readings
+from kafka_patterns import catalogue, generator, readings
 from kafka_patterns.delivery import account, combine
 from kafka_patterns.jobs.content_filter import PREDICATES_PY
 from kafka_patterns.scenarios import base
 
-KEY = "content-filter"
-ORDER = 70
-JOBS = ["content-filter"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 
 
 def received_ids(messages: list, run: str) -> dict[str, list[tuple[str, int]]]:

@@ -4,11 +4,11 @@ Counts: zero lost, zero duplicated (the table has no unique key that would hide 
 
 from __future__ import annotations
 
+from kafka_patterns import catalogue
 from kafka_patterns.scenarios import base
 
-KEY = "exactly-once"
-ORDER = 120
-JOBS = ["exactly-once"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 
 
 @base.timed

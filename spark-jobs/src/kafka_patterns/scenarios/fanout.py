@@ -12,14 +12,13 @@ import math
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
-from kafka_patterns import generator, pg
+from kafka_patterns import catalogue, generator, pg
 from kafka_patterns.delivery import Delivery, account
 from kafka_patterns.readings import Reading
 from kafka_patterns.scenarios import base
 
-KEY = "fan-out"
-ORDER = 30
-JOBS = ["fanout-logger", "fanout-averager", "fanout-minmax"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 
 
 def expected_aggregates(readings: list[Reading]) -> dict[str, tuple[int, float, float, float]]:

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from kafka_patterns import clients, generator, pg, readings
+from kafka_patterns import catalogue, clients, generator, pg, readings
 from kafka_patterns.delivery import Delivery, account, combine
 from kafka_patterns.scenarios import base
 
-KEY = "many-to-many"
-ORDER = 60
-JOBS = ["many-to-many"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 CLIENT_GROUPS = ("audit", "archive")
 SEQ_STRIDE = 1_000_000  # producer i numbers its records from i * SEQ_STRIDE
 

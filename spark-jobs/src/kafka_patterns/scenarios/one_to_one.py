@@ -3,11 +3,11 @@ in per-sensor order."""
 
 from __future__ import annotations
 
+from kafka_patterns import catalogue
 from kafka_patterns.scenarios import base
 
-KEY = "one-to-one"
-ORDER = 10
-JOBS = ["one-to-one"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 
 
 @base.timed

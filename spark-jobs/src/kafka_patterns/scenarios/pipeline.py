@@ -14,14 +14,13 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from kafka_patterns import clients, generator, pg, readings
+from kafka_patterns import catalogue, clients, generator, pg, readings
 from kafka_patterns.delivery import Delivery, account
 from kafka_patterns.jobs.pipeline import STAGES, WINDOW_MS, job_name
 from kafka_patterns.scenarios import base
 
-KEY = "pipeline"
-ORDER = 80
-JOBS = [job_name(s) for s in STAGES]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 STATIONS = 4
 
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 import time
 
-from kafka_patterns import credentials, generator, pg
+from kafka_patterns import catalogue, credentials, generator, pg
 from kafka_patterns.delivery import Delivery
 from kafka_patterns.jobs import replay as job_module
 from kafka_patterns.scenarios import base
 
-KEY = "replay"
-ORDER = 150
-JOBS = ["replay"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 
 
 @base.timed

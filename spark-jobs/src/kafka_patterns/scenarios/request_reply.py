@@ -8,14 +8,13 @@ import json
 
 from confluent_kafka import TopicPartition
 
-from kafka_patterns import clients
+from kafka_patterns import catalogue, clients
 from kafka_patterns.delivery import account
 from kafka_patterns.jobs import request_reply
 from kafka_patterns.scenarios import base
 
-KEY = "request-reply"
-ORDER = 170
-JOBS = ["request-reply"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 
 
 @base.timed

@@ -14,14 +14,13 @@ import json
 
 from confluent_kafka import TopicPartition
 
-from kafka_patterns import clients, generator, pg, readings
+from kafka_patterns import catalogue, clients, generator, pg, readings
 from kafka_patterns.delivery import Delivery
 from kafka_patterns.jobs import self_managed_offsets as job_module
 from kafka_patterns.scenarios import base
 
-KEY = "self-managed-offsets"
-ORDER = 130
-JOBS = ["self-managed-offsets"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 
 
 def read_range(topic: str, start: dict[int, int], end: dict[int, int], timeout: float = 60) -> list:

@@ -11,9 +11,8 @@ from kafka_patterns.delivery import account
 from kafka_patterns.jobs import share_queue as sq
 from kafka_patterns.scenarios import base
 
-KEY = "share-queue"
-ORDER = 50
-JOBS = ["share-queue"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 
 
 def joined_members(group: str) -> int:

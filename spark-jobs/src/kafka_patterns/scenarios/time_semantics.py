@@ -15,15 +15,14 @@ from collections import Counter
 
 from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME
 
-from kafka_patterns import clients, generator, pg, readings
+from kafka_patterns import catalogue, clients, generator, pg, readings
 from kafka_patterns.delivery import Delivery
 from kafka_patterns.jobs import time_semantics as job_module
 from kafka_patterns.jobs.time_semantics import WATERMARK_MS, WINDOW_MS
 from kafka_patterns.scenarios import base
 
-KEY = "time-semantics"
-ORDER = 140
-JOBS = ["time-semantics"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 
 
 def event_windows(rs: list[readings.Reading]) -> Counter:

@@ -3,11 +3,11 @@ in the global order it was produced (seq order across all sensors)."""
 
 from __future__ import annotations
 
+from kafka_patterns import catalogue
 from kafka_patterns.scenarios import base
 
-KEY = "total-order"
-ORDER = 20
-JOBS = ["total-order"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 
 
 @base.timed

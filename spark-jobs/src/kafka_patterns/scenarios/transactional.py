@@ -10,9 +10,8 @@ from kafka_patterns import catalogue, clients, generator, readings
 from kafka_patterns.delivery import account
 from kafka_patterns.scenarios import base
 
-KEY = "exactly-once-kafka"
-ORDER = 125
-JOBS = ["exactly-once-copier"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 
 
 def committed_total(probe, group: str, topic: str) -> int:

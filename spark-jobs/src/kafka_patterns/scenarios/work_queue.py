@@ -10,14 +10,13 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime
 
-from kafka_patterns import clients, generator, pg
+from kafka_patterns import catalogue, clients, generator, pg
 from kafka_patterns.delivery import account
 from kafka_patterns.jobs import work_queue as wq
 from kafka_patterns.scenarios import base
 
-KEY = "work-queue"
-ORDER = 40
-JOBS = ["work-queue"]
+PATTERN = catalogue.pattern_of_scenario(__name__)
+KEY, JOBS = PATTERN.name, PATTERN.job_names
 
 
 def events(group: str) -> list[tuple]:
