@@ -55,11 +55,16 @@ def admin(user: str | None = None) -> AdminClient:
     return AdminClient(base_config(user))
 
 
+def _probe() -> Consumer:
+    """A consumer that only asks for metadata and watermarks (it never joins its group)."""
+    return Consumer({**base_config(), "group.id": "platform-offset-probe", "enable.auto.commit": False})
+
+
 def end_offsets(topic: str, partitions: int, timeout: float = 10.0) -> dict[int, int]:
     """High watermark of every partition of a topic."""
     from confluent_kafka import TopicPartition
 
-    probe = Consumer({**base_config(), "group.id": "platform-offset-probe", "enable.auto.commit": False})
+    probe = _probe()
     try:
         return {p: probe.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)[1]
                 for p in range(partitions)}
@@ -70,7 +75,7 @@ def end_offsets(topic: str, partitions: int, timeout: float = 10.0) -> dict[int,
 def cluster_id(topic: str, timeout: float = 10.0) -> str:
     """The id of the Kafka cluster that holds `topic` (from a metadata request on the
     topic, which a user allowed to read it may make)."""
-    probe = Consumer({**base_config(), "group.id": "platform-offset-probe", "enable.auto.commit": False})
+    probe = _probe()
     try:
         return probe.list_topics(topic, timeout=timeout).cluster_id
     finally:

@@ -136,8 +136,8 @@ def postgres_batch_sink(ledger_key: str, table: str, columns: Sequence[str],
     def write(batch_df, batch_id: int) -> None:
         rows = [tuple(r) for r in batch_df.select(*columns).toLocalIterator()]
         with pg.connect() as conn:
-            if exactly_once and not pg.claim_batch(conn, ledger_name(ledger_key), batch_id):
-                log.warning("%s: batch %d already committed, skipped", ledger_name(ledger_key), batch_id)
+            if exactly_once and not pg.claim_batch(conn, ledger := ledger_name(ledger_key), batch_id):
+                log.warning("%s: batch %d already committed, skipped", ledger, batch_id)
                 return
             # A row the table refuses is set aside, not retried with the batch forever.
             done = pg.insert_rows_isolating_failures(conn, table, columns, rows, unique)
