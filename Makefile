@@ -11,9 +11,11 @@ PY        := $(VENV)/bin/python
 CACHE     := $(ROOT)/.cache
 INVENTORY ?= $(ROOT)/ansible/inventories/local
 
-# A flat "key: value" from versions.yml (quoted values), readable before PyYAML exists.
-pin = $(shell sed -nE 's/^$(1): *"([^"]+)".*/\1/p' $(VERSIONS))
-SPARK_VERSION := $(call pin,spark_version)
+# Python packages are pinned in spark-jobs/pyproject.toml, everything else in
+# versions.yml. Make parses neither: the tools of spark-jobs/tools do (pins.py writes
+# the venv's requirements; image_context.py and built_images.py serve `make image`).
+TOOLS     := $(ROOT)/spark-jobs/tools
+PYPROJECT := $(ROOT)/spark-jobs/pyproject.toml
 
 export ANSIBLE_CONFIG := $(ROOT)/ansible/ansible.cfg
 export PATH := $(VENV)/bin:$(PATH)
@@ -36,18 +38,18 @@ SETUP_INPUTS := $(VERSIONS) $(ROOT)/ansible/playbooks/setup.yml \
 
 setup: $(VENV)/.installed $(CACHE)/setup.stamp ## install everything (venv, Debian packages, Maven artifacts); quick when done
 
-$(VENV)/.installed: $(VERSIONS)
+$(VENV)/.installed: $(VERSIONS) $(PYPROJECT) $(TOOLS)/pins.py
 	@echo "==> Python virtualenv $(VENV)" >&2
 	@python3 -c 'import ensurepip, venv' 2>/dev/null || { \
 	  echo "    python3-venv is missing: installing it with apt-get" >&2; \
 	  $$( [ $$(id -u) = 0 ] || echo sudo ) apt-get update -qq && \
 	  $$( [ $$(id -u) = 0 ] || echo sudo ) apt-get install -y -qq python3-venv >/dev/null; }
 	@test -x $(PY) || python3 -m venv $(VENV)
-	@# python_packages in versions.yml -> requirements (name==version); pyspark follows spark_version.
-	@{ sed -n '/^python_packages:/,/^[^ #]/s/^  \([A-Za-z0-9_.-]*\): *"\([^"]*\)".*/\1==\2/p' $(VERSIONS); \
-	   echo "pyspark==$(SPARK_VERSION)"; } > $(VENV)/requirements.txt
-	@echo "    pip install $$(wc -l < $(VENV)/requirements.txt) pinned packages (pyspark is a ~450 MB download the first time)" >&2
 	@$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	@# PyYAML first (pins.py reads versions.yml with it), then pyproject's pins and pyspark==spark_version.
+	@yaml=$$($(PY) $(TOOLS)/pins.py bootstrap); $(PY) -m pip install -q --disable-pip-version-check "$$yaml" >&2
+	@$(PY) $(TOOLS)/pins.py requirements > $(VENV)/requirements.txt
+	@echo "    pip install $$(wc -l < $(VENV)/requirements.txt) pinned packages (pyspark is a ~450 MB download the first time)" >&2
 	@$(PY) -m pip install -q --disable-pip-version-check --progress-bar off -r $(VENV)/requirements.txt >&2
 	@touch $@
 
@@ -168,10 +170,6 @@ stack_sh = $(or $(STACK),$$($(KUBE_STACK) stack))
 # Quiet: what changes, what fails, and the progress of the waits.
 K8S_PLAYBOOK := ANSIBLE_DISPLAY_OK_HOSTS=false ANSIBLE_DISPLAY_SKIPPED_HOSTS=false $(PLAYBOOK)
 HELM := $(CACHE)/bin/helm
-# The Spark image name the chart uses by default (helm values spark.image.repository).
-SPARK_IMAGE_REPO := $(shell sed -nE 's/^    repository: *([^ #]+).*/\1/p' $(ROOT)/helm/kafka-patterns/values.yaml)
-# Build context of spark-jobs/Dockerfile (spark-jobs/docker/image-context.sh writes it).
-IMAGE_CONTEXT := $(ROOT)/build/image-context
 
 .PHONY: render deploy destroy k8s-status kube-stack test-iac image
 
@@ -197,9 +195,7 @@ test-iac: setup ## chart render + schema validation, Pulumi mocks, Ansible synta
 
 image: setup ## the Spark and spark-operator images, built with podman (no Docker engine), loaded into the local cluster if it runs
 	@$(KUBE_PLAYBOOK) $(ROOT)/ansible/playbooks/image.yml
-	@$(PY) -c 'import json, os, sys; [print("    %s: %.2f GB, %s" % (i["ref"], os.path.getsize(i["tarball"]) / 1e9, i["tarball"])) for i in json.load(open(sys.argv[1]))]' $(ROOT)/build/kube-images.json
-	@test -S $(ROOT)/.run/kube/containerd/containerd.sock || echo "the local cluster is not running: images will be loaded by make kube-up/make deploy"
-	@echo "(with Docker and a registry, the project image alone: docker build -f spark-jobs/Dockerfile --build-arg SPARK_VERSION=$(SPARK_VERSION) -t $(SPARK_IMAGE_REPO):$(SPARK_VERSION) $(IMAGE_CONTEXT))"
+	@$(PY) $(TOOLS)/built_images.py
 
 # --- local Kubernetes ---------------------------------------------------------
 # A single-node Kubernetes on this machine (etcd, API server on the project's bridge,

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from bench import stats
 from bench.runner import progress
 from kafka_patterns import catalogue, clients, credentials, pg, runner
-from kafka_patterns.jobs import base as job_base
 from kafka_patterns.readings import Reading, station_of
 
 TRIGGER_SECONDS = "0.5"
@@ -41,7 +40,7 @@ class Target:
 
     @property
     def table(self) -> str:
-        return job_base.output_table(self.jobs[-1])
+        return catalogue.job(self.jobs[-1]).table
 
     @property
     def count_sql(self) -> str:
@@ -68,12 +67,11 @@ def unavailable(target: Target) -> str | None:
 
 def ensure_sink(target: Target) -> None:
     """The sink table exists before it is polled (the job would create it on start)."""
-    module = importlib.import_module(catalogue.jobs()[target.jobs[-1]]["module"])
-    if hasattr(module, "DDL") and target.jobs[-1].startswith("pipeline"):
-        pg.ensure(module.DDL)
-    else:
-        from kafka_patterns.jobs import readings_to_postgres
+    from kafka_patterns.jobs import pipeline, readings_to_postgres
 
+    if catalogue.job(target.jobs[-1]).module == pipeline.__name__:
+        pg.ensure(pipeline.DDL, table=target.table)
+    else:
         readings_to_postgres.ensure_table(target.table)
 
 
@@ -89,7 +87,7 @@ class JobThread(threading.Thread):
         try:
             # A thread starts without the caller's context: the job's identity is set here.
             with credentials.as_user(self.job):
-                importlib.import_module(catalogue.jobs()[self.job]["module"]).main(self.args)
+                importlib.import_module(catalogue.job(self.job).module).main(["--job", self.job, *self.args])
         except Exception as e:
             self.error = e
 
@@ -157,7 +155,7 @@ def feed(topic: str, run: str, seq0: int, count: int, rate: float | None) -> lis
 def measure(target: Target, rate: int, seconds: int, burst: int) -> dict:
     run = "bench" + runner.new_run()
     ensure_sink(target)
-    first = {job: job_base.input_topics(job)[0] for job in target.jobs}
+    first = {job: catalogue.job(job).inputs[0] for job in target.jobs}
     starting = runner.end_offsets(sorted(set(first.values())))
     threads = [JobThread(job, runner.job_args(job, run, {first[job]: starting[first[job]]},
                                             "--trigger-seconds", TRIGGER_SECONDS, bounded=False))

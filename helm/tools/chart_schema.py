@@ -48,6 +48,14 @@ CPU = {"type": ["string", "number"], "pattern": "^([0-9]+(\\.[0-9]+)?m?)?$", "ex
 SPARK_POD = _obj({"cores": {"type": "integer", "minimum": 1}, "coreRequest": CPU, "coreLimit": CPU,
                   "memory": STR, "instances": {"type": "integer", "minimum": 1}})
 JOB_NAME = {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 40}
+JOB_NAMES = {"type": "array", "items": JOB_NAME, "uniqueItems": True}
+
+
+def per_job(value: dict[str, Any]) -> dict[str, Any]:
+    """{<job name>: value}."""
+    return {"type": "object", "propertyNames": JOB_NAME, "additionalProperties": value}
+
+
 # host:port[,host:port...]; "" = unset.
 BOOTSTRAP = {"type": "string", "pattern": "^([^,\\s]+:[0-9]{1,5}(,[^,\\s]+:[0-9]{1,5})*)?$"}
 EXTERNAL_KAFKA = {
@@ -58,8 +66,7 @@ EXTERNAL_KAFKA = {
                                        "maxLength": 63},
                               "key": {"type": "string", "minLength": 1}}, ["name", "key"]),
             "saslMechanism": {"enum": ["SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"]},
-            "userNames": {"type": "object", "propertyNames": JOB_NAME,
-                          "additionalProperties": {"type": "string", "minLength": 1}}}),
+            "userNames": per_job({"type": "string", "minLength": 1})}),
     # Enabled needs a bootstrap.
     "if": {"properties": {"enabled": {"const": True}}, "required": ["enabled"]},
     "then": {"properties": {"bootstrap": {"minLength": 1}}, "required": ["bootstrap"]},
@@ -99,18 +106,25 @@ CHART_VALUES: dict[str, Any] = {
                        "pullPolicy": {"enum": ["Always", "IfNotPresent", "Never"]}}, ["repository"]),
         "launcher": {"type": "string", "pattern": "^local://.+\\.py$"},
         "serviceAccount": NAME,
-        "jobs": _obj({"include": {"type": "array", "items": JOB_NAME, "uniqueItems": True}}),
+        "jobs": _obj({"include": JOB_NAMES}),
         "sparkConf": {"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]}},
         "driver": SPARK_POD,
         "executor": SPARK_POD,
         "restartPolicy": RESTART,
         "checkpoint": _obj({"mountPath": {"type": "string", "pattern": "^/"}, "claimName": STR,
                             "create": {"type": "boolean"}, "size": QTY, "storageClass": STR}),
-        "scheduled": _obj({"schedules": {"type": "object", "propertyNames": JOB_NAME,
-                                         "additionalProperties": {"type": "string", "minLength": 1}},
+        "scheduled": _obj({"schedules": per_job({"type": "string", "minLength": 1}),
                            "concurrencyPolicy": {"enum": ["Allow", "Forbid", "Replace"]},
                            "successfulRunHistoryLimit": INT, "failedRunHistoryLimit": INT,
                            "restartPolicy": RESTART}),
+    }),
+    "clients": _obj({
+        "jobs": _obj({"include": JOB_NAMES}),
+        "replicas": per_job(INT),
+        # Numbers too ([--batch, 50]): the chart passes them as strings.
+        "args": per_job({"type": "array", "items": {"type": ["string", "number"]}}),
+        "resources": RESOURCES,
+        "topologySpread": SPREAD,
     }),
     "global": {"type": "object"},
 }
@@ -119,7 +133,6 @@ CHART_VALUES: dict[str, Any] = {
 def build() -> dict[str, Any]:
     catalogue = json.loads(CATALOGUE_SCHEMA.read_text())
     props = {**CHART_VALUES, **catalogue["properties"]}
-    props["python_packages"] = {"type": "object", "additionalProperties": {"type": "string"}}
     return {
         "$schema": "https://json-schema.org/draft-07/schema#",
         "title": "kafka-patterns values: chart settings + pattern catalogue + pinned versions",

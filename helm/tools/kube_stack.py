@@ -144,6 +144,8 @@ STATUS_SPARK = [
                                     "LAST RUN NAME:.status.lastRunName,NEXT RUN:.status.nextRun,"
                                     "COMPLETED RUNS KEPT:.status.pastSuccessfulRunNames,"
                                     "FAILED RUNS KEPT:.status.pastFailedRunNames"]),
+    # The client jobs: Deployments, the replay CronJob and the Jobs started from it.
+    ("client jobs", ["deployments,cronjobs,jobs", "-n", "{ns}", "-l", "kafka-patterns/job", "-o", "wide"]),
     ("pods", ["pods", "-n", "{ns}", "-o", "wide"]),
     ("volumes", ["persistentvolumeclaims", "-n", "{ns}", "-o", "wide"]),
 ]
@@ -151,7 +153,7 @@ STATUS_SPARK = [
 
 def status(stack: str) -> int:
     """Operators, Strimzi resources (Strimzi stacks), Spark applications with their
-    state, scheduled ones with their last run, pods and claims of the stack."""
+    state, scheduled ones with their last run, client jobs, pods and claims of the stack."""
     binary = kubectl()
     if binary is None:
         print("kubectl not found: run `make kube-up` (it builds one) or install kubectl", file=sys.stderr)

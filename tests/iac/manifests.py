@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -112,3 +113,33 @@ def resources_of(objects: list[dict[str, Any]], kind: str, entries: list[dict[st
     missing = [e["name"] for e in entries if k8s_name(e["name"]) not in found]
     assert not missing, f"no {kind} for {missing}"
     return [(e, found[k8s_name(e["name"])]) for e in entries]
+
+
+def template(helm, *sets: str, variant: str = "default") -> subprocess.CompletedProcess[str]:
+    """helm template of a variant with --set overrides (not checked: for error cases)."""
+    args = [a for s in sets for a in ("--set", s)]
+    return subprocess.run([str(helm), "template", "patterns", str(CHART_DIR), "--namespace", NAMESPACE,
+                           *render_tool.helm_args(render_tool.values_files()[variant]), *args],
+                          capture_output=True, text=True, check=False)
+
+
+def objects_of(helm, *sets: str, variant: str = "default") -> list[dict[str, Any]]:
+    """The objects of a variant rendered with --set overrides."""
+    proc = template(helm, *sets, variant=variant)
+    assert proc.returncode == 0, proc.stderr
+    return [d for d in yaml.safe_load_all(proc.stdout) if d]
+
+
+def app_specs(objects) -> dict[str, dict[str, Any]]:
+    """Job name -> SparkApplication spec (a scheduled one's template)."""
+    out = {}
+    for app in kinds(objects, "SparkApplication"):
+        out[app["metadata"]["labels"]["kafka-patterns/job"]] = app["spec"]
+    for app in kinds(objects, "ScheduledSparkApplication"):
+        out[app["metadata"]["labels"]["kafka-patterns/job"]] = app["spec"]["template"]
+    return out
+
+
+def env(pod: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A pod's (or Spark role's, or container's) env entries by name."""
+    return {e["name"]: e for e in pod["env"]}

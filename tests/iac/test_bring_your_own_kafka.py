@@ -5,31 +5,16 @@ and render errors that name the bad value."""
 
 from __future__ import annotations
 
-import subprocess
 from typing import Any
 
 import pytest
-import yaml
-from manifests import BYO_VARIANTS, CHART_DIR, NAMESPACE, by_name, kinds, one, render_tool, values_of
+from manifests import BYO_VARIANTS, by_name, env, kinds, objects_of, one, template, values_of
 
 STRIMZI_GROUP = "kafka.strimzi.io"
 
 
-def template(helm, *sets: str, variant: str = "default") -> subprocess.CompletedProcess[str]:
-    args = [a for s in sets for a in ("--set", s)]
-    return subprocess.run([str(helm), "template", "patterns", str(CHART_DIR), "--namespace", NAMESPACE,
-                           *render_tool.helm_args(render_tool.values_files()[variant]), *args],
-                          capture_output=True, text=True, check=False)
-
-
-def objects_of(helm, *sets: str, variant: str = "default") -> list[dict[str, Any]]:
-    proc = template(helm, *sets, variant=variant)
-    assert proc.returncode == 0, proc.stderr
-    return [d for d in yaml.safe_load_all(proc.stdout) if d]
-
-
 def pod_env(spec: dict[str, Any], role: str = "driver") -> dict[str, dict[str, Any]]:
-    return {e["name"]: e for e in spec[role]["env"]}
+    return env(spec[role])
 
 
 # --set splits on commas: the bootstrap list escapes its own.

@@ -72,3 +72,10 @@ def test_namespaces_and_values_of_each_stack():
 def test_an_unknown_stack_is_named_with_the_known_ones():
     with pytest.raises(SystemExit, match="unknown STACK 'staging': expected local or one of dev, prod"):
         kube_stack.namespace("staging")
+
+
+def test_k8s_status_lists_the_client_jobs():
+    sections = dict(kube_stack.STATUS_SPARK)
+    args = sections["client jobs"]
+    assert set(args[0].split(",")) == {"deployments", "cronjobs", "jobs"}
+    assert args[args.index("-l") + 1] == "kafka-patterns/job"

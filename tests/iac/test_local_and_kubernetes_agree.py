@@ -1,6 +1,7 @@
 """The local/VM path (Ansible) and the Kubernetes path (the chart) derive the same
 topics, partitions, replication factors, topic configs, guarantee settings and job
-ACLs from the one catalogue.
+ACLs from the one catalogue, and every job a pattern runs locally has its runtime on
+Kubernetes.
 
 The Ansible side is what Ansible itself resolves: the group_vars that load the
 catalogue and the kafka_topics role's defaults, fed through the kafka_topics module's
@@ -133,3 +134,21 @@ def test_a_chart_on_the_local_kubernetes_uses_the_listeners_the_local_cluster_ha
     assert values["postgres"]["host"] == pods_endpoints["pg_host"]
     assert pods_endpoints["pg_host"] in pods_endpoints["pg_listen"].split(",")
     assert int(values["postgres"]["port"]) == pods_endpoints["pg_port"]
+
+
+# Where each engine's jobs run on Kubernetes: spark-operator applications, or plain pods.
+RUNTIME_KINDS = {"spark": {"SparkApplication", "ScheduledSparkApplication"}, "client": {"Deployment", "CronJob"}}
+
+
+def test_every_job_of_every_pattern_has_one_runtime_on_kubernetes(rendered, cat):
+    # values.yaml includes every job (spark.jobs.include and clients.jobs.include empty).
+    objects = rendered["default"]
+    engines = {j["name"]: j["engine"] for j in cat["jobs"]}
+    runtimes: dict[str, list[str]] = {}
+    for o in objects:
+        if o["kind"] in set().union(*RUNTIME_KINDS.values()):
+            runtimes.setdefault(o["metadata"]["labels"]["kafka-patterns/job"], []).append(o["kind"])
+    for pattern in cat["patterns"]:
+        for job in pattern["jobs"]:
+            assert len(runtimes.get(job, [])) == 1, (pattern["name"], job, runtimes.get(job))
+            assert runtimes[job][0] in RUNTIME_KINDS[engines[job]], (job, runtimes[job])

@@ -9,7 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from manifests import BYO_VARIANTS, NAMESPACE, STRIMZI_VARIANTS, VARIANTS, by_name, k8s_name, kinds, one, values_of
+from manifests import (
+    BYO_VARIANTS,
+    NAMESPACE,
+    STRIMZI_VARIANTS,
+    VARIANTS,
+    app_specs,
+    by_name,
+    env,
+    k8s_name,
+    one,
+    values_of,
+)
 
 # spark-operator names a scheduled run <name>-<unix nanos> (19 digits) and a driver pod
 # <run>-driver; pod names are DNS labels (<= 63 characters).
@@ -26,20 +37,6 @@ def spark_jobs(cat, scheduled: bool, variant: str = "default") -> list[dict[str,
     return [{**j, "schedule": schedules.get(j["name"], j.get("schedule"))} for j in cat["jobs"]
             if j["engine"] == "spark" and (not include or j["name"] in include)
             and bool(j.get("schedule")) == scheduled]
-
-
-def app_specs(objects) -> dict[str, dict[str, Any]]:
-    """Job name -> SparkApplication spec (a scheduled one's template)."""
-    out = {}
-    for app in kinds(objects, "SparkApplication"):
-        out[app["metadata"]["labels"]["kafka-patterns/job"]] = app["spec"]
-    for app in kinds(objects, "ScheduledSparkApplication"):
-        out[app["metadata"]["labels"]["kafka-patterns/job"]] = app["spec"]["template"]
-    return out
-
-
-def env(pod: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {e["name"]: e for e in pod["env"]}
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -21,13 +21,13 @@ def test_a_ledger_from_another_kafka_cluster_restarts_from_the_beginning_on_this
     offsets must neither stop the runs (beyond this cluster's ends) nor skip records."""
     import uuid
 
-    from kafka_patterns import clients, pg
+    from kafka_patterns import catalogue, clients, pg
     from kafka_patterns.jobs import batch_aggregate
 
     this_cluster = clients.cluster_id("weather.readings")
     assert this_cluster, "the cluster has an id"
     key = f"test-ledger-{uuid.uuid4().hex[:8]}"
-    pg.ensure(*batch_aggregate.DDL)
+    pg.ensure(*batch_aggregate.DDL, table=catalogue.job("batch-aggregate").table)
     insert = """INSERT INTO batch_ranges (ledger_key, batch_run, topic, kafka_partition, start_offset,
                 end_offset, kafka_cluster) VALUES (%s, %s, 'weather.readings', 0, %s, %s, %s)"""
     with pg.connect() as conn:

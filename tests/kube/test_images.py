@@ -58,7 +58,8 @@ def images() -> dict[str, dict]:
 
 @pytest.fixture(scope="session")
 def run(images: dict[str, dict]) -> Run:
-    """run(name, *args, env={}, user=None, volumes={}, entrypoint=None, timeout=300) runs an image.
+    """run(name, *args, env={}, user=None, volumes={}, entrypoint=None, read_only=False, timeout=300)
+    runs an image; read_only: on a read-only root with /tmp writable, as the chart runs client jobs.
 
     The image is the one of the manifest (same input key): podman's copy when it is that
     one, else the tarball loaded again. No network: nothing here needs one."""
@@ -75,8 +76,10 @@ def run(images: dict[str, dict]) -> Run:
 
     def run_image(name: str, *args: str, env_vars: dict[str, str] | None = None, user: str | None = None,
                   volumes: dict[Path, str] | None = None, entrypoint: str | None = None,
-                  timeout: float = 300) -> subprocess.CompletedProcess:
+                  read_only: bool = False, timeout: float = 300) -> subprocess.CompletedProcess:
         cmd = ["podman", "run", "--rm", "--network", "none"]
+        if read_only:
+            cmd += ["--read-only", "--tmpfs", "/tmp"]
         for k, v in (env_vars or {}).items():
             cmd += ["--env", f"{k}={v}"]
         if user is not None:
@@ -120,15 +123,37 @@ def test_job_package_imports_and_finds_the_catalogue(run: Run) -> None:
 
 
 def test_every_spark_job_starts_through_the_launcher(run: Run) -> None:
-    """What a SparkApplication runs: run_job.py <module> <args> (the chart's arguments), here
-    with --help: the module, pyspark and the job's catalogue entry load, no Kafka needed."""
-    commands = sorted({shlex.join([j["module"], *j.get("args", [])])
-                       for j in catalogue.jobs().values() if j["engine"] == "spark"})
+    """What a SparkApplication runs: run_job.py <module> <args> (the chart's arguments) with
+    the job in KAFKA_PATTERNS_JOB (the chart's env), here with --help: the module, pyspark
+    and the job's catalogue entry load, no Kafka needed."""
+    commands = sorted(f"KAFKA_PATTERNS_JOB={shlex.quote(j['name'])} "
+                      + shlex.join(["python3", "/opt/spark/work-dir/run_job.py", j["module"], *j.get("args", [])])
+                      for j in catalogue.jobs().values() if j["engine"] == "spark")
     assert commands
-    loop = "; ".join(f"python3 /opt/spark/work-dir/run_job.py {c} --help >/dev/null 2>/tmp/err "
+    loop = "; ".join(f"{c} --help >/dev/null 2>/tmp/err "
                      f"|| {{ echo FAILED {shlex.quote(c)}; cat /tmp/err; }}" for c in commands)
     out = ok(run("kafka-patterns-spark", "bash", "-c", loop))
     assert "FAILED" not in out, out
+
+
+def test_every_client_job_starts_as_the_chart_runs_it(run: Run) -> None:
+    """What a client job's pod runs (values.yaml renders every one): the chart's command
+    (tini, python3, the launcher) and arguments, $(POD_NAME) as the kubelet expands it,
+    the chart's KAFKA_PATTERNS_JOB, the image's user on a read-only root, with --help:
+    the module and every option the chart passes load, no Kafka needed."""
+    from test_server_side_apply import RENDER
+
+    objects = RENDER.render(RENDER.values_files()["default"])
+    # A Deployment's pod template, or a CronJob's Job's.
+    specs = [o["spec"] for o in objects if o["kind"] in ("Deployment", "CronJob")]
+    pods = [(s["jobTemplate"]["spec"] if "jobTemplate" in s else s)["template"]["spec"] for s in specs]
+    assert len(pods) == len([j for j in catalogue.jobs().values() if j["engine"] == "client"])
+    for pod in pods:
+        (c,) = pod["containers"]
+        job = next(e["value"] for e in c["env"] if e["name"] == "KAFKA_PATTERNS_JOB")
+        args = [a.replace("$(POD_NAME)", f"{job}-5d8f7c9b4-x2x9z") for a in c["args"]]
+        ok(run("kafka-patterns-spark", *c["command"][1:], *args, "--help", entrypoint=c["command"][0],
+               env_vars={"KAFKA_PATTERNS_JOB": job}, read_only=True))
 
 
 def test_spark_submit_is_the_pinned_version(run: Run) -> None:

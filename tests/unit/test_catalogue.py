@@ -58,7 +58,6 @@ def test_versions_pin_each_platform_part_once():
     v = catalogue.versions()
     for key in ("kafka_version", "spark_version", "debezium_version", "strimzi_version", "spark_operator_version"):
         assert isinstance(v[key], str) and v[key], key
-    assert "pyspark" not in v["python_packages"], "pyspark follows spark_version; do not pin it twice"
 
 
 def test_every_declared_pattern_has_a_scenario_and_every_scenario_a_pattern():
@@ -86,3 +85,20 @@ def test_patterns_are_typed_and_in_demo_order():
     assert [j.name for j in fanout.jobs] == ["fanout-logger", "fanout-averager", "fanout-minmax"]
     assert all(isinstance(j.promise, catalogue.Promise) and j.inputs for j in fanout.jobs)
     assert catalogue.pattern_of_scenario("kafka_patterns.scenarios.transactional").name == "exactly-once-kafka"
+
+
+def test_a_job_spec_names_its_topics_by_role():
+    job = catalogue.job("content-filter")
+    assert job is catalogue.patterns()["content-filter"].jobs[0], "one spec per job, loaded once"
+    assert (job.output_topics, job.deadletter_topic) == (("weather.alerts.heat", "weather.alerts.frost"),
+                                                         "weather.deadletter")
+    assert catalogue.job("one-to-one").table == "readings"
+
+
+def test_a_missing_job_or_role_fails_naming_the_catalogue_key():
+    with pytest.raises(CatalogueError, match=r"catalogue\.yaml: no job 'no-such-job' under jobs"):
+        catalogue.job("no-such-job")
+    with pytest.raises(CatalogueError, match=r"content-filter\.outputs: expected one postgres:<table>, found \[\]"):
+        _ = catalogue.job("content-filter").table
+    with pytest.raises(CatalogueError, match=r"jobs\.request-reply\.deadletter: not set"):
+        _ = catalogue.job("request-reply").deadletter_topic

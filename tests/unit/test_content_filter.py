@@ -9,10 +9,11 @@ from kafka_patterns.readings import Reading
 from kafka_patterns.scenarios import content_filter as scenario
 
 DEAD = "dead.t"
+JOB = "content-filter"
 
 
 def routed(kafka_records, values):
-    rows = cf.route(kp_spark.parse_readings(kafka_records(values)), DEAD).collect()
+    rows = cf.route(kp_spark.parse_readings(kafka_records(values)), DEAD, JOB).collect()
     return [(r.topic, r.key, {h.key: bytes(h.value).decode() for h in r.headers}) for r in rows]
 
 
@@ -24,7 +25,7 @@ def test_readings_go_to_the_topic_of_each_matching_predicate(kafka_records):
 
 
 def test_the_routed_value_is_the_original_reading(kafka_records):
-    rows = cf.route(kp_spark.parse_readings(kafka_records([reading(9, temperature=41.0)])), DEAD).collect()
+    rows = cf.route(kp_spark.parse_readings(kafka_records([reading(9, temperature=41.0)])), DEAD, JOB).collect()
     assert len(rows) == 1
     r, reason = readings.parse(rows[0].value)
     assert reason is None and (r.seq, r.temperature) == (9, 41.0)
@@ -36,7 +37,7 @@ def test_malformed_records_are_dead_lettered_with_reason_and_origin(kafka_record
     dead = [h for t, _, h in got if t == DEAD]
     assert [h["reason"] for h in dead] == ["not JSON", "temperature out of range"]
     assert [(h["source.topic"], h["source.partition"], h["source.offset"], h["job"]) for h in dead] == [
-        ("weather.readings", "0", "0", cf.JOB), ("weather.readings", "0", "1", cf.JOB)]
+        ("weather.readings", "0", "0", JOB), ("weather.readings", "0", "1", JOB)]
     assert [t for t, _, _ in got].count(cf.HEAT_TOPIC) == 1
 
 

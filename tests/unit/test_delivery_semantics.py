@@ -1,22 +1,36 @@
-"""at-least-once vs exactly-once Spark jobs: the same readings -> PostgreSQL pipeline,
-with the batch ledger only in the exactly-once job; and the fault-injection hook that
-crashes a job between its sink write and its checkpoint commit."""
+"""The readings -> PostgreSQL jobs (one-to-one, total order, the fan-out logger,
+at-least-once, exactly-once): one module, the jobs told apart by their catalogue args
+alone; and the fault-injection hook that crashes a job between its sink write and its
+checkpoint commit."""
 
 import pytest
 
-from kafka_patterns.jobs import at_least_once, base, exactly_once
+from kafka_patterns import catalogue
+from kafka_patterns.jobs import base, readings_to_postgres
 
 
-@pytest.mark.parametrize(("module", "job", "ledger"), [(at_least_once, "at-least-once", False),
-                                                       (exactly_once, "exactly-once", True)])
-def test_the_jobs_differ_only_in_the_batch_ledger(monkeypatch, module, job, ledger):
+@pytest.mark.parametrize(("job", "sink", "unique"), [
+    ("one-to-one", "exactly-once", True), ("total-order", "exactly-once", True),
+    ("fanout-logger", "exactly-once", True),
+    # Neither delivery job stores a reading once by a unique key: that would hide a duplicate.
+    ("at-least-once", "at-least-once", False), ("exactly-once", "exactly-once", False)])
+def test_the_jobs_differ_in_their_catalogue_args_only(job, sink, unique):
+    spec = catalogue.job(job)
+    assert spec.module == readings_to_postgres.__name__
+    args = readings_to_postgres.parser(spec).parse_args([])
+    assert (args.sink, args.unique_readings) == (sink, unique)
+
+
+@pytest.mark.parametrize(("job", "ledger", "unique"), [("at-least-once", False, ()),
+                                                       ("exactly-once", True, ()),
+                                                       ("one-to-one", True, readings_to_postgres.READING_KEY)])
+def test_main_runs_the_sink_its_args_say(monkeypatch, job, ledger, unique):
     calls = []
-    monkeypatch.setattr(module, "run_to_postgres",
-                        lambda name, argv, doc, exactly_once, unique_readings=None:
-                        calls.append((name, argv, exactly_once, unique_readings)) or 0)
-    assert module.main(["--available-now"]) == 0
-    # Neither stores a reading once by a unique key: the ledger alone must do it.
-    assert calls == [(job, ["--available-now"], ledger, False if ledger else None)]
+    monkeypatch.setattr(readings_to_postgres, "ensure_table", lambda table, unique_readings: None)
+    monkeypatch.setattr(base, "readings_to_table", lambda spec, args, rows, columns, exactly_once, unique:
+                        calls.append((spec.name, args.available_now, exactly_once, unique)))
+    assert readings_to_postgres.main(["--job", job, "--available-now"]) == 0
+    assert calls == [(job, True, ledger, unique)]
 
 
 def test_crash_hook_fires_once_per_checkpoint_at_the_requested_batch(monkeypatch, tmp_path):

@@ -1,5 +1,7 @@
 """pub-sub fan-out: the aggregators' partial aggregates and the scenario's Python reference."""
 
+import pytest
+
 from helpers import reading
 from kafka_patterns import spark as kp_spark
 from kafka_patterns.jobs import fanout
@@ -28,8 +30,10 @@ def test_minmax_counts_min_and_max_per_run_and_sensor(kafka_records):
 
 
 def test_an_unknown_role_is_refused_with_usage(capsys):
-    assert fanout.main(["summer"]) == 2
-    assert "logger|averager|minmax" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        fanout.main(["--job", "fanout-averager", "--role", "summer"])
+    assert refused.value.code == 2
+    assert "'averager', 'minmax'" in capsys.readouterr().err
 
 
 def test_python_reference_and_gap_counting():

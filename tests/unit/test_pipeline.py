@@ -1,6 +1,7 @@
 """pipes and filters: each stage's transformation on in-memory records, and the
 scenario's Python reference."""
 
+import itertools
 import json
 
 from helpers import reading
@@ -71,10 +72,19 @@ def test_sink_keeps_the_highest_count_version_of_each_window(kafka_records):
 
 
 def test_no_pipeline_stage_reads_what_it_writes():
-    from kafka_patterns.jobs import base
+    for job in scenario.PATTERN.jobs:
+        assert not set(job.inputs) & set(job.outputs), job.name
 
-    for job in scenario.JOBS:
-        assert not set(base.input_topics(job)) & set(base.output_topics(job)), job
+
+def test_each_stage_is_a_job_whose_args_name_it_and_reads_what_the_stage_before_wrote():
+    stages = scenario.stages()
+    assert list(stages) == list(pipeline.STAGES)
+    assert {stage: job.name for stage, job in stages.items()} == {
+        "clean": "pipeline-clean", "enrich": "pipeline-enrich", "aggregate": "pipeline-aggregate",
+        "sink": "pipeline-sink"}
+    jobs = list(stages.values())
+    for before, after in itertools.pairwise(jobs):
+        assert set(after.inputs) <= set(before.output_topics), (before.name, after.name)
 
 
 def test_python_windows_and_gaps():

@@ -59,3 +59,17 @@ def test_late_means_its_window_closed_before_the_watermark():
     assert [r.seq for r in late] == [0, 1] and [r.seq for r in on_time] == [2, 3]
     assert scenario.event_windows(on_time) == {T0 + 10_000: 2}
     assert scenario.gaps(scenario.event_windows(rs), scenario.event_windows(on_time)) == (2, 0)
+
+
+def test_each_semantics_reads_its_input_by_the_topics_timestamp_type_not_its_place():
+    import dataclasses
+
+    from kafka_patterns import catalogue
+
+    job = catalogue.job("time-semantics")
+    want = {"event": "weather.readings", "ingestion": "weather.readings.ingest", "processing": "weather.readings"}
+    assert ts_job.topic_of(job) == want
+    assert ts_job.topic_of(dataclasses.replace(job, inputs=job.inputs[::-1])) == want
+    with pytest.raises(catalogue.CatalogueError, match=r"jobs\.time-semantics\.inputs: expected one topic "
+                                                       r"with message\.timestamp\.type LogAppendTime"):
+        ts_job.topic_of(dataclasses.replace(job, inputs=("weather.readings", "work.queue")))

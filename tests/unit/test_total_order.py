@@ -4,7 +4,7 @@ the accounting detects a break of the global order that per-key order would not.
 from helpers import reading
 from kafka_patterns import spark as kp_spark
 from kafka_patterns.delivery import account
-from kafka_patterns.jobs import readings_to_postgres, total_order
+from kafka_patterns.jobs import readings_to_postgres
 
 
 def test_rows_keep_offsets_of_the_single_partition(kafka_records):
@@ -25,7 +25,7 @@ def test_global_order_break_across_keys_is_counted():
 def test_job_is_declared_with_total_order():
     from kafka_patterns import catalogue
 
-    job = catalogue.jobs()["total-order"]
-    assert job["promise"]["order"] == "total"
-    assert catalogue.topics()[job["inputs"][0]].partitions == 1
-    assert callable(total_order.main)
+    job = catalogue.job("total-order")
+    assert job.promise.order == "total"
+    assert [catalogue.topics()[t].partitions for t in job.inputs] == [1]
+    assert job.module == readings_to_postgres.__name__

@@ -71,42 +71,135 @@ SCRAM-SHA-512
 {{- end -}}
 {{- end -}}
 
-{{/* The catalogue's Spark jobs this release runs, as a JSON list: spark.jobs.include
-     (empty = all), each with its effective schedule (spark.scheduled.schedules wins
-     over the catalogue's). Unknown names fail the render, naming them. */}}
-{{- define "kp.sparkJobs" -}}
-{{- $spark := list -}}
-{{- $scheduled := list -}}
-{{- range .Values.jobs -}}
-{{- if eq .engine "spark" -}}
-{{- $spark = append $spark .name -}}
-{{- if .schedule }}{{ $scheduled = append $scheduled .name }}{{ end -}}
+{{/* Names of the catalogue jobs of one engine, as a JSON list.
+     Args: dict "root" $ "engine" "spark"|"client". */}}
+{{- define "kp.jobNames" -}}
+{{- $names := list -}}
+{{- range .root.Values.jobs }}{{ if eq .engine $.engine }}{{ $names = append $names .name }}{{ end }}{{ end -}}
+{{- toJson $names -}}
 {{- end -}}
-{{- end -}}
-{{- $include := .Values.spark.jobs.include | default list -}}
+
+{{/* The catalogue jobs of one engine this release runs, as a JSON list: those named in
+     `include` (empty = all), in catalogue order. A name that is not such a job fails
+     the render, naming it and the values key.
+     Args: dict "root" $ "engine" "spark"|"client" "include" <list> "key" <values key>. */}}
+{{- define "kp.jobsOf" -}}
+{{- $names := include "kp.jobNames" . | fromJsonArray -}}
+{{- $include := .include | default list -}}
 {{- $unknown := list -}}
-{{- range $include -}}{{- if not (has . $spark) }}{{ $unknown = append $unknown . }}{{ end -}}{{- end -}}
+{{- range $include }}{{ if not (has . $names) }}{{ $unknown = append $unknown . }}{{ end }}{{ end -}}
 {{- if $unknown -}}
-{{- fail (printf "spark.jobs.include: %s not catalogue job(s) with engine: spark (those are: %s)" (join ", " (uniq $unknown)) (join ", " $spark)) -}}
-{{- end -}}
-{{- $schedules := .Values.spark.scheduled.schedules | default dict -}}
-{{- range $name, $_ := $schedules -}}
-{{- if not (has $name $scheduled) -}}
-{{- fail (printf "spark.scheduled.schedules: %s is not a scheduled catalogue Spark job (those are: %s)" $name (join ", " $scheduled)) -}}
-{{- end -}}
+{{- fail (printf "%s: %s not catalogue job(s) with engine: %s (those are: %s)" .key (join ", " (uniq $unknown)) .engine (join ", " $names)) -}}
 {{- end -}}
 {{- $out := list -}}
-{{- range .Values.jobs -}}
-{{- if and (eq .engine "spark") (or (not $include) (has .name $include)) -}}
-{{- $job := deepCopy . -}}
-{{- if hasKey $schedules .name -}}{{- $_ := set $job "schedule" (index $schedules .name) -}}{{- end -}}
-{{- $out = append $out $job -}}
-{{- end -}}
+{{- range .root.Values.jobs -}}
+{{- if and (eq .engine $.engine) (or (not $include) (has .name $include)) }}{{ $out = append $out . }}{{ end -}}
 {{- end -}}
 {{- toJson $out -}}
 {{- end -}}
 
-{{/* Where Spark pods see that certificate (ca.crt). */}}
+{{/* Fails the render when a key of a per-job values map is not one of `names`.
+     Args: dict "map" <dict> "names" <list> "key" <values key> "what" <what the names are>. */}}
+{{- define "kp.onlyJobs" -}}
+{{- range $name, $_ := .map -}}
+{{- if not (has $name $.names) -}}
+{{- fail (printf "%s: %s is not %s (those are: %s)" $.key $name $.what (join ", " $.names)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The catalogue's Spark jobs this release runs, as a JSON list: spark.jobs.include
+     (empty = all), each with its effective schedule (spark.scheduled.schedules wins
+     over the catalogue's). Unknown names fail the render, naming them. */}}
+{{- define "kp.sparkJobs" -}}
+{{- $jobs := include "kp.jobsOf" (dict "root" . "engine" "spark" "include" .Values.spark.jobs.include
+                                      "key" "spark.jobs.include") | fromJsonArray -}}
+{{- $scheduled := list -}}
+{{- range .Values.jobs }}{{ if and (eq .engine "spark") .schedule }}{{ $scheduled = append $scheduled .name }}{{ end }}{{ end -}}
+{{- $schedules := .Values.spark.scheduled.schedules | default dict -}}
+{{- include "kp.onlyJobs" (dict "map" $schedules "names" $scheduled "key" "spark.scheduled.schedules"
+                                "what" "a scheduled catalogue Spark job") -}}
+{{- $out := list -}}
+{{- range $jobs -}}
+{{- $job := deepCopy . -}}
+{{- if hasKey $schedules .name -}}{{- $_ := set $job "schedule" (index $schedules .name) -}}{{- end -}}
+{{- $out = append $out $job -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/* The project image (spark.image), which runs the Spark jobs and the client jobs. */}}
+{{- define "kp.image" -}}
+{{- printf "%s:%s" .Values.spark.image.repository (default .Values.spark_version .Values.spark.image.tag) -}}
+{{- end -}}
+
+{{/* The environment of every pod that runs a catalogue job (Spark driver and executors,
+     client job): its name, Kafka over SASL_SSL as its user, the CA file, PostgreSQL.
+     Passwords are secretKeyRefs only: no secret value is ever rendered.
+     Args: dict "root" $ "job" <catalogue job>. */}}
+{{- define "kp.jobEnv" -}}
+{{- $root := .root -}}
+{{- $pg := $root.Values.postgres -}}
+{{- $user := include "kp.k8sName" .job.name -}}
+{{- $userName := $user -}}
+{{- if include "kp.external" $root -}}
+{{- $userName = index $root.Values.kafka.external.userNames .job.name | default $user -}}
+{{- end -}}
+- name: KAFKA_PATTERNS_JOB
+  value: {{ .job.name | quote }}
+- name: KAFKA_BOOTSTRAP_SERVERS
+  value: {{ include "kp.bootstrap" $root | quote }}
+# KAFKA_CLIENT_<X_Y> -> client setting x.y (kafka_patterns.clients): TLS + SASL
+# as the job's KafkaUser, whose password the User Operator keeps in a Secret named
+# after the user (in bring-your-own-Kafka mode, a Secret of the same name and key).
+- name: KAFKA_CLIENT_SECURITY_PROTOCOL
+  value: SASL_SSL
+- name: KAFKA_CLIENT_SASL_MECHANISM
+  value: {{ include "kp.saslMechanism" $root | quote }}
+- name: KAFKA_CLIENT_SASL_USERNAME
+  value: {{ $userName | quote }}
+- name: KAFKA_CLIENT_SASL_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ $user }}
+      key: password
+{{- if include "kp.clusterCaSecret" $root }}
+- name: KAFKA_CLIENT_SSL_CA_LOCATION
+  value: {{ printf "%s/ca.crt" (include "kp.clusterCaDir" $root) | quote }}
+{{- end }}
+# The sink database (kafka_patterns.settings.postgres_dsn); libpq reads the
+# password from PGPASSWORD, so that it never appears in the DSN.
+- name: POSTGRES_DSN
+  value: {{ printf "host=%s port=%v dbname=%s user=%s" $pg.host $pg.port $pg.database $pg.appUser | quote }}
+- name: PGPASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ $pg.appPasswordSecret.name }}
+      key: {{ $pg.appPasswordSecret.key }}
+{{- end -}}
+
+{{/* The volume of the cluster CA certificate (Strimzi's <cluster>-cluster-ca-cert
+     Secret, or the brought Kafka's kafka.external.caSecret) as ca.crt, and its mount;
+     nothing when the jobs use the system trust store. */}}
+{{- define "kp.clusterCaVolume" -}}
+{{- with include "kp.clusterCaSecret" . -}}
+- name: cluster-ca
+  secret:
+    secretName: {{ . }}
+    items:
+      - {key: {{ include "kp.clusterCaKey" $ }}, path: ca.crt}
+{{- end -}}
+{{- end -}}
+
+{{- define "kp.clusterCaMount" -}}
+{{- if include "kp.clusterCaSecret" . -}}
+- name: cluster-ca
+  mountPath: {{ include "kp.clusterCaDir" . }}
+  readOnly: true
+{{- end -}}
+{{- end -}}
+
+{{/* Where the jobs' pods see that certificate (ca.crt). */}}
 {{- define "kp.clusterCaDir" -}}
 /etc/kafka-patterns/cluster-ca
 {{- end -}}

@@ -23,6 +23,9 @@ SCHEMA_FILE = SPARK_JOBS_DIR / "catalogue.schema.json"
 VERSIONS_FILE = ROOT / "ansible" / "versions.yml"
 
 
+POSTGRES = "postgres:"  # an output written to a PostgreSQL table: postgres:<table>
+
+
 class CatalogueError(ValueError):
     """The catalogue is invalid; the message names the key."""
 
@@ -57,7 +60,7 @@ def validate(data: Any, source: str = "catalogue") -> dict[str, Any]:
     for i, job in enumerate(data.get("jobs", [])):
         for key in ("inputs", "lookups", "outputs"):
             for ref in job.get(key, []):
-                if not ref.startswith("postgres:") and ref not in topics:
+                if not ref.startswith(POSTGRES) and ref not in topics:
                     raise CatalogueError(f"{source}: jobs[{i}].{key}: topic {ref!r} of job {job['name']!r} "
                                          "is not declared under topics")
         if "deadletter" in job and job["deadletter"] not in topics:
@@ -155,6 +158,29 @@ class Job:
                    Promise(**j["promise"]), tuple(j.get("lookups", ())), j.get("deadletter"),
                    tuple(j.get("args", ())), j.get("schedule"), bool(j.get("transactional", False)))
 
+    @property
+    def output_topics(self) -> tuple[str, ...]:
+        """The outputs that are Kafka topics (not postgres:<table>)."""
+        return tuple(o for o in self.outputs if not o.startswith(POSTGRES))
+
+    @property
+    def table(self) -> str:
+        """The job's PostgreSQL sink table (its one output postgres:<table>)."""
+        tables = [o.removeprefix(POSTGRES) for o in self.outputs if o.startswith(POSTGRES)]
+        if len(tables) != 1:
+            raise CatalogueError(f"{CATALOGUE_FILE.name}: jobs.{self.name}.outputs: expected one "
+                                 f"{POSTGRES}<table>, found {tables}")
+        return tables[0]
+
+    @property
+    def deadletter_topic(self) -> str:
+        """Where the job sends the records it cannot process; an error for a job whose
+        catalogue entry names no `deadletter`."""
+        if not self.deadletter:
+            raise CatalogueError(f"{CATALOGUE_FILE.name}: jobs.{self.name}.deadletter: not set; this job "
+                                 "dead-letters bad records")
+        return self.deadletter
+
 
 @dataclass(frozen=True)
 class Pattern:
@@ -171,13 +197,26 @@ class Pattern:
 
 
 @cache
+def job_specs() -> dict[str, Job]:
+    """The catalogue's jobs as typed specs, by name (loaded once)."""
+    return {j["name"]: Job.from_catalogue(j) for j in load()["jobs"]}
+
+
+def job(name: str) -> Job:
+    """The spec of the catalogue job `name`; an unknown name fails naming the catalogue."""
+    try:
+        return job_specs()[name]
+    except KeyError:
+        raise CatalogueError(f"{CATALOGUE_FILE.name}: no job {name!r} under jobs (there are: "
+                             f"{', '.join(job_specs())})") from None
+
+
+@cache
 def patterns() -> dict[str, Pattern]:
     """The catalogue's patterns by name, in demo order (loaded once)."""
-    c = load()
-    by_name = {j["name"]: Job.from_catalogue(j) for j in c["jobs"]}
-    declared = sorted(c["patterns"], key=lambda p: p["order"])
+    declared = sorted(load()["patterns"], key=lambda p: p["order"])
     return {p["name"]: Pattern(p["name"], p["order"], p["scenario"], p["description"],
-                               tuple(by_name[j] for j in p["jobs"])) for p in declared}
+                               tuple(job_specs()[j] for j in p["jobs"])) for p in declared}
 
 
 def pattern_of_scenario(module: str) -> Pattern:

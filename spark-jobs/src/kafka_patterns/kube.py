@@ -1,6 +1,7 @@
-"""Catalogue jobs as the SparkApplications `make deploy` installed, seen from outside
-the cluster: run a job once with a scenario's arguments, find and delete a streaming
-job's driver pod, wait on application states.
+"""Catalogue jobs as `make deploy` installed them, seen from outside the cluster: run a
+Spark job once with a scenario's arguments, find and delete a streaming job's driver
+pod, wait on application states; wait for a client job's Deployment, list and delete
+its pods, run a one-shot client job (replay) from its CronJob's template.
 
 A one-shot run is a copy of the deployed application's spec (image, service account,
 volumes, the Kafka and PostgreSQL settings and Secrets the chart gave it), with the
@@ -12,6 +13,7 @@ deployment runs. The kubeconfig is $KUBECONFIG, else the local cluster's
 from __future__ import annotations
 
 import copy
+import json
 import os
 import time
 import uuid
@@ -36,6 +38,8 @@ class Cluster:
     namespace: str
     custom: object  # kubernetes.client.CustomObjectsApi
     core: object    # kubernetes.client.CoreV1Api
+    apps: object    # kubernetes.client.AppsV1Api
+    batch: object   # kubernetes.client.BatchV1Api
 
 
 def k8s_name(name: str) -> str:
@@ -51,8 +55,8 @@ def connect() -> Cluster:
     if not Path(path).is_file():
         raise KubeError(f"no kubeconfig at {path}: run `make kube-up` (or set KUBECONFIG)")
     api = config.new_client_from_config(config_file=path)
-    return Cluster(os.environ.get("KP_NAMESPACE", DEFAULT_NAMESPACE),
-                   client.CustomObjectsApi(api), client.CoreV1Api(api))
+    return Cluster(os.environ.get("KP_NAMESPACE", DEFAULT_NAMESPACE), client.CustomObjectsApi(api),
+                   client.CoreV1Api(api), client.AppsV1Api(api), client.BatchV1Api(api))
 
 
 def _get(cluster: Cluster, plural: str, name: str) -> dict | None:
@@ -157,5 +161,95 @@ def delete_driver(job: str, timeout: float = 300) -> str:
             raise KubeError(f"job {job} has had no running driver pod for {timeout:.0f}s (kubectl describe "
                             f"sparkapplication {k8s_name(job)} -n {cluster.namespace})")
         time.sleep(1)
-    cluster.core.delete_namespaced_pod(pod.metadata.name, cluster.namespace, grace_period_seconds=0)
+    delete_pod(pod.metadata.name)
     return pod.metadata.name
+
+
+def delete_pod(name: str) -> None:
+    """Delete a pod with no grace period: its processes are killed, like on a lost node."""
+    cluster = connect()
+    cluster.core.delete_namespaced_pod(name, cluster.namespace, grace_period_seconds=0)
+
+
+def client_pods(job: str) -> list[str]:
+    """The names of a client job's pods that run and are ready (not being deleted),
+    oldest first."""
+    cluster = connect()
+    pods = cluster.core.list_namespaced_pod(cluster.namespace, label_selector=f"kafka-patterns/job={job}")
+    ready = [p for p in pods.items if p.status.phase == "Running" and not p.metadata.deletion_timestamp
+             and all(c.ready for c in p.status.container_statuses or [])]
+    return [p.metadata.name for p in sorted(ready, key=lambda p: p.metadata.creation_timestamp)]
+
+
+def wait_for_deployment(job: str, timeout: float = 300) -> list[str]:
+    """Wait until a client job's Deployment has all its pods of the current template
+    ready (a deleted pod replaced, a rollout done); returns their names."""
+    from kubernetes.client.exceptions import ApiException
+
+    cluster = connect()
+    name = k8s_name(job)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            d = cluster.apps.read_namespaced_deployment(name, cluster.namespace)
+        except ApiException as e:
+            if e.status == 404:
+                raise KubeError(f"job {job} is not deployed in namespace {cluster.namespace} (no Deployment "
+                                f"{name}): run `make deploy`, with the job in clients.jobs.include") from None
+            raise
+        s, wanted = d.status, d.spec.replicas
+        pods = client_pods(job)
+        if ((s.observed_generation or 0) >= d.metadata.generation and (s.updated_replicas or 0) == wanted
+                and (s.available_replicas or 0) == wanted and len(pods) == wanted):
+            return pods
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"Deployment {name}: {s.available_replicas or 0}/{wanted} pods available, "
+                               f"{len(pods)} ready after {timeout:.0f}s (kubectl describe deployment {name} "
+                               f"-n {cluster.namespace}; kubectl logs -l kafka-patterns/job={job})")
+        time.sleep(1)
+
+
+def run_client_once(job: str, args: list[str], timeout: float = 600) -> str:
+    """Run a one-shot client job (replay) once with these arguments, as a Job made from
+    its suspended CronJob's template (image, user, Secrets, environment: what the
+    deployment runs); wait until it succeeds, then delete it. Returns its name."""
+    from kubernetes.client.exceptions import ApiException
+
+    cluster = connect()
+    cron = k8s_name(job)
+    try:
+        # As a plain dict: the template is copied, not interpreted.
+        raw = cluster.batch.read_namespaced_cron_job(cron, cluster.namespace, _preload_content=False)
+    except ApiException as e:
+        if e.status == 404:
+            raise KubeError(f"job {job} is not deployed in namespace {cluster.namespace} (no CronJob {cron}): "
+                            "run `make deploy`, with the job in clients.jobs.include") from None
+        raise
+    template = json.loads(raw.data)["spec"]["jobTemplate"]
+    (container,) = template["spec"]["template"]["spec"]["containers"]
+    spec = catalogue.jobs()[job]
+    container["args"] = [spec["module"], *spec.get("args", []), *args]
+    name = f"{cron[:40]}-run-{uuid.uuid4().hex[:8]}"
+    labels = {**template.get("metadata", {}).get("labels", {}), "kafka-patterns/run": "once"}
+    cluster.batch.create_namespaced_job(cluster.namespace, {
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "labels": labels},
+        "spec": template["spec"]})
+    deadline = time.monotonic() + timeout
+    while (ended := _job_ended(cluster, name)) is None:
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"Job {name} still running after {timeout:.0f}s "
+                               f"(kubectl describe job {name} -n {cluster.namespace})")
+        time.sleep(1)
+    if ended != "Complete":
+        pods = cluster.core.list_namespaced_pod(cluster.namespace, label_selector=f"job-name={name}").items
+        logs = [cluster.core.read_namespaced_pod_log(p.metadata.name, cluster.namespace, tail_lines=40)
+                for p in sorted(pods, key=lambda p: p.metadata.creation_timestamp)[-1:]]
+        raise KubeError(f"Job {name} failed; its last pod's log ends with:\n" + "".join(logs))
+    cluster.batch.delete_namespaced_job(name, cluster.namespace, propagation_policy="Background")
+    return name
+
+
+def _job_ended(cluster: Cluster, name: str) -> str | None:
+    """The condition the Job ended with (Complete or Failed); None while it runs."""
+    conditions = cluster.batch.read_namespaced_job_status(name, cluster.namespace).status.conditions or []
+    return next((c.type for c in conditions if c.type in ("Complete", "Failed") and c.status == "True"), None)

@@ -8,15 +8,23 @@ readings with a fresh run id go to its input at a steady rate, its driver pod is
 deleted `driver_kills` times while they arrive (the operator restarts the
 application, which resumes from the checkpoint on its volume), and the run's rows
 in its sink are accounted like the local scenarios do: lost, duplicated, reordered.
+
+A client job runs as a Deployment (kube.wait_for_deployment) the same way: the deployed
+work queue's consumer group, one member per pod, gets a run of items while one of its
+pods is deleted.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from datetime import UTC, datetime
 
-from kafka_patterns import generator, kube, pg
+from kafka_patterns import clients, generator, kube, pg
 from kafka_patterns.delivery import Order, account
+from kafka_patterns.jobs import work_queue as wq
 from kafka_patterns.scenarios import base
+from kafka_patterns.scenarios import work_queue as local_work_queue
 
 
 def distinct_rows_sql(table: str) -> str:
@@ -66,3 +74,70 @@ def streaming(job: str, records: int = 3_000, rate: float = 150, order: Order = 
                         checks={f"driver deleted {driver_kills} times mid-stream": len(kills) == driver_kills
                                 and all(n < len(acked) for n in rows_at_kills)},
                         notes=kills)
+
+
+@base.timed
+def work_queue(records: int = 3_000, rate: float = 100, timeout: float = 600) -> base.Outcome:
+    """The deployed work-queue Deployment (consumer group `work-queue`, each pod a member
+    named after itself) works through a run of items while one of its pods that owns
+    partitions is deleted mid-stream. Its promise: nothing lost, per-key order; the
+    deleted member's uncommitted batch, done again by the partition's next owner, is
+    counted as duplicates."""
+    job = "work-queue"
+    topic, table = base.input_topics(job)[0], base.output_table(job)
+    group = job  # the Deployment's: a client job's group defaults to its name
+    key = f"{job} on kubernetes, a member pod deleted"
+    members = kube.wait_for_deployment(job, timeout)
+    partitions = sorted(base.end_offsets([topic])[topic])
+
+    def held() -> dict[str, set[int]]:
+        """The partitions each running member owns (its assignments log)."""
+        live = set(kube.client_pods(job))
+        return {w: ps for w, ps in wq.owners_at(local_work_queue.events(group), {}, datetime.now(UTC)).items()
+                if w in live}
+
+    def settled() -> dict[str, set[int]] | None:
+        owned = held()
+        shared = set(owned) == set(kube.client_pods(job)) and all(owned.values())
+        return owned if shared and sorted(p for ps in owned.values() for p in ps) == partitions else None
+
+    # The group first works off what the topic held before (a new Deployment starts at
+    # its beginning) and shares the partitions, so that the deletion lands in this run.
+    base.progress(f"{key}: {len(members)} members {members}; waiting for group {group} to catch up")
+    # An empty partition has nothing to commit: only the others are waited for.
+    backlog = {p: o for p, o in base.end_offsets([topic])[topic].items() if o > 0}
+    if backlog:
+        clients.wait_until(lambda: base.group_caught_up(group, {topic: backlog}), timeout, interval=2,
+                           what=f"group {group} to reach the end of {topic} ({backlog})")
+    clients.wait_until(settled, timeout, what=f"every member of {group} to own partitions of {topic}")
+    # This run's items are told from earlier runs' in the shared table by their seqs.
+    first = time.time_ns() // 1_000
+    run_sql = f"FROM {table} WHERE grp = %s AND record_seq >= %s AND record_seq < %s"
+    params = (group, first, first + records)
+    produced: dict[str, generator.Produced] = {}
+    producer = threading.Thread(target=lambda: produced.setdefault("out", generator.produce(
+        topic, records, rate=rate, run=base.new_run(), seq_start=first)), daemon=True)
+    base.progress(f"{key}: producing {records} work items to {topic} at {rate:.0f}/s")
+    producer.start()
+    done = base.wait_for_rows(f"SELECT count(DISTINCT (record_key, record_seq)) {run_sql}", params,
+                              records // 3, timeout, f"{job} to work off a third of the run")
+    victim, owned = next((w, ps) for w, ps in sorted(held().items()) if ps)
+    deleted_at = datetime.now(UTC)
+    kube.delete_pod(victim)
+    base.progress(f"{key}: deleted pod {victim} (partitions {sorted(owned)}) at {done}/{records} items")
+    producer.join(timeout)
+    if "out" not in produced:
+        raise TimeoutError(f"producing {records} items to {topic} took longer than {timeout:.0f}s")
+    acked = produced["out"].acked
+    base.wait_for_rows(f"SELECT count(DISTINCT (record_key, record_seq)) {run_sql}", params, len(acked), timeout,
+                       f"{job} to work off all {len(acked)} acked items")
+    after = kube.wait_for_deployment(job, timeout)
+    received = [tuple(r) for r in pg.query(f"SELECT record_key, record_seq {run_sql} ORDER BY id", params)]
+    taken_over = pg.query(f"SELECT count(*) {run_sql} AND worker <> %s AND kafka_partition = ANY(%s) "
+                          "AND processed_at > %s", (*params, victim, sorted(owned), deleted_at))[0][0]
+    return base.Outcome(key, [job], account(acked, received, order="per-key"), base.promise(job),
+                        records_in=len(acked), records_out=len(received),
+                        checks={"a member owning partitions deleted mid-stream": bool(owned) and done < len(acked),
+                                "its partitions worked on by the other members": taken_over > 0,
+                                "the Deployment replaced it": victim not in after and len(after) == len(members)},
+                        notes=[f"pod {victim} deleted at {done}/{records} items; members then {after}"])

@@ -26,11 +26,12 @@ def connect(autocommit: bool = False):
         yield conn
 
 
-def ensure(*ddl: str) -> None:
-    """Create tables/indexes (idempotent DDL)."""
+def ensure(*ddl: str, table: str | None = None) -> None:
+    """Create tables/indexes (idempotent DDL); with `table` (a job's sink table, named in
+    the catalogue), `{table}` in a statement stands for it."""
     with connect() as conn:
         for statement in ddl:
-            conn.execute(statement)
+            conn.execute(statement.format(table=table) if table else statement)
 
 
 def insert_rows(conn: psycopg.Connection, table: str, columns: Sequence[str], rows: Iterable[Sequence]) -> int:

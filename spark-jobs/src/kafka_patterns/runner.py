@@ -66,9 +66,9 @@ def job_args(job: str, run: str, starting: dict[str, dict[int, int]] | None, *ex
              bounded: bool = True, checkpoint_root: PurePath | None = None) -> list[str]:
     """A checkpoint of this run (under checkpoint_root: where the job runs, default
     here), starting where the run's input begins; bounded adds --available-now
-    (process what is there, then stop)."""
-    args = [*catalogue.jobs()[job].get("args", []), *(["--available-now"] if bounded else []),
-            "--checkpoint", str(checkpoint(job, run, checkpoint_root))]
+    (process what is there, then stop). Not the job's catalogue args, nor the job
+    itself: the module reads those, and whoever starts it names the job."""
+    args = [*(["--available-now"] if bounded else []), "--checkpoint", str(checkpoint(job, run, checkpoint_root))]
     if starting is not None:
         args += ["--starting-offsets", spark_offsets(starting)]
     return [*args, *extra]
@@ -86,12 +86,13 @@ def run_job(job: str, run: str, starting: dict[str, dict[int, int]] | None = Non
     if settings.job_runner() == "kubernetes":
         from kafka_patterns import kube
 
+        # The application's pods know their job: the chart sets KAFKA_PATTERNS_JOB.
         root = kube.checkpoint_root(kube.deployed_spec(kube.connect(), job))
         kube.run_once(job, job_args(job, run, starting, *extra, checkpoint_root=root))
         return
-    module = importlib.import_module(catalogue.jobs()[job]["module"])
+    module = importlib.import_module(catalogue.job(job).module)
     with credentials.as_user(job):
-        rc = module.main(job_args(job, run, starting, *extra))
+        rc = module.main(["--job", job, *job_args(job, run, starting, *extra)])
     if rc:
         raise RuntimeError(f"job {job} exited with {rc}")
 
@@ -99,9 +100,9 @@ def run_job(job: str, run: str, starting: dict[str, dict[int, int]] | None = Non
 def spawn_job(job: str, args: Sequence[str], log: Path | None = None,
               env: dict[str, str] | None = None) -> subprocess.Popen:
     """Start a catalogue job as its own process group (so a kill takes its JVM too)."""
-    module = catalogue.jobs()[job]["module"]
+    module = catalogue.job(job).module
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - handed to the child
-    return subprocess.Popen([sys.executable, "-m", module, *args], stdout=out, stderr=subprocess.STDOUT,
+    return subprocess.Popen([sys.executable, "-m", module, "--job", job, *args], stdout=out, stderr=subprocess.STDOUT,
                             start_new_session=True, env={**os.environ, "KP_KAFKA_USER": job, **(env or {})})
 
 

@@ -67,12 +67,15 @@ def live(cat) -> Live:
     include = values["spark"]["jobs"]["include"]
     schedules = values["spark"]["scheduled"]["schedules"]
     jobs = [j for j in cat["jobs"] if j["engine"] == "spark" and (not include or j["name"] in include)]
+    clients = values["clients"]["jobs"]["include"]
     return Live(stack=stack, namespace=namespace,
                 operator_namespace=os.environ.get("KP_LIVE_OPERATOR_NAMESPACE") or kube_stack.operator_namespace(stack),
                 cluster=cluster, connect=os.environ.get("KP_LIVE_CONNECT") or f"{cluster}-connect",
                 kafka_external=external,
                 streaming_jobs=[j["name"] for j in jobs if not (j.get("schedule") or j["name"] in schedules)],
                 scheduled_jobs=[j["name"] for j in jobs if j.get("schedule") or j["name"] in schedules],
+                client_jobs=[j["name"] for j in cat["jobs"] if j["engine"] == "client"
+                             and (not clients or j["name"] in clients)],
                 kubectl=kubectl, env=env)
 
 

@@ -20,6 +20,8 @@ class Live:
     # Streaming / scheduled catalogue jobs the stack's values deploy.
     streaming_jobs: list[str] = field(default_factory=list)
     scheduled_jobs: list[str] = field(default_factory=list)
+    # Client (engine: client) catalogue jobs the stack's values deploy.
+    client_jobs: list[str] = field(default_factory=list)
     kubectl: str = "kubectl"
     env: dict[str, str] = field(default_factory=dict)
 

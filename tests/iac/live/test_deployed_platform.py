@@ -1,8 +1,9 @@
 """The deployed platform: the operators Available; on a Strimzi stack, broker and
 controller pods running, every catalogue topic and user Ready, Connect Ready with its
-connectors RUNNING; on every stack, the Secrets the Spark applications read, the
-streaming Spark applications RUNNING and the scheduled ones scheduled. Skips without a
-cluster (see conftest.py); the Strimzi checks skip on a bring-your-own-Kafka stack."""
+connectors RUNNING; on every stack, the Secrets the jobs read, the streaming Spark
+applications RUNNING, the scheduled ones scheduled and the client jobs' pods
+available. Skips without a cluster (see conftest.py); the Strimzi checks skip on a
+bring-your-own-Kafka stack."""
 
 from __future__ import annotations
 
@@ -81,13 +82,23 @@ def test_connect_is_ready_and_every_connector_runs(strimzi, cat):
         assert all(t["state"] == "RUNNING" for t in status.get("tasks", [])), (c["name"], status)
 
 
-def test_every_secret_the_spark_applications_read_exists(live):
+def client_pod_specs(live) -> list[dict]:
+    """The pod specs of the client jobs' Deployments and CronJobs."""
+    return ([d["spec"]["template"]["spec"] for d in live.items("deployments", "-l", "kafka-patterns/job")]
+            + [c["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+               for c in live.items("cronjobs", "-l", "kafka-patterns/job")])
+
+
+def test_every_secret_the_jobs_read_exists(live):
     """Password and CA Secrets: the User Operator's, or the Kafka owner's (bring your own)."""
     specs = [a["spec"] for a in live.items("sparkapplications", "-l", "kafka-patterns/job")]
     specs += [a["spec"]["template"] for a in live.items("scheduledsparkapplications")]
-    wanted = {v["secret"]["secretName"] for s in specs for v in s.get("volumes", []) if "secret" in v}
-    wanted |= {e["valueFrom"]["secretKeyRef"]["name"] for s in specs for role in ("driver", "executor")
-               for e in s[role].get("env", []) if "secretKeyRef" in e.get("valueFrom", {})}
+    pods = client_pod_specs(live)
+    containers = [s[role] for s in specs for role in ("driver", "executor")]
+    containers += [c for p in pods for c in p["containers"]]
+    wanted = {v["secret"]["secretName"] for s in specs + pods for v in s.get("volumes", []) if "secret" in v}
+    wanted |= {e["valueFrom"]["secretKeyRef"]["name"] for c in containers
+               for e in c.get("env", []) if "secretKeyRef" in e.get("valueFrom", {})}
     assert wanted
     secrets = {s["metadata"]["name"] for s in live.items("secrets")}
     assert not wanted - secrets, f"missing Secrets in {live.namespace}: {sorted(wanted - secrets)}"
@@ -110,3 +121,15 @@ def test_the_scheduled_spark_applications_are_scheduled(live):
         status = scheduled[k8s_name(job)].get("status", {})
         assert status.get("scheduleState") == "Scheduled", (job, status)
         assert status.get("nextRun"), (job, status)
+
+
+def test_the_client_jobs_run(live):
+    """Each client job: a Deployment with every pod available, or replay's CronJob."""
+    deployments = {d["metadata"]["name"]: d for d in live.items("deployments", "-l", "kafka-patterns/job")}
+    cronjobs = {c["metadata"]["name"] for c in live.items("cronjobs", "-l", "kafka-patterns/job")}
+    for job in live.client_jobs:
+        name = k8s_name(job)
+        assert name in deployments or name in cronjobs, f"no Deployment or CronJob {name}"
+        if name in deployments:
+            d = deployments[name]
+            assert d.get("status", {}).get("availableReplicas", 0) == d["spec"]["replicas"], (job, d.get("status"))

@@ -3,7 +3,8 @@ retries) and the consumer commits each batch's offsets BEFORE processing it. A
 consumer that dies between the commit and the processing never sees that batch
 again: records can be lost (counted), never duplicated.
 
-    python -m kafka_patterns.jobs.at_most_once [--group G] [--max-idle-seconds S] [--work-seconds S]
+    python -m kafka_patterns.jobs.at_most_once --job at-most-once [--group G] [--max-idle-seconds S]
+        [--work-seconds S]
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ from confluent_kafka import Message
 from kafka_patterns import deadletters, pg, readings
 from kafka_patterns.jobs import base, client
 
-JOB = "at-most-once"
-TABLE = base.output_table(JOB)
-DDL = f"CREATE TABLE IF NOT EXISTS {TABLE} (id BIGSERIAL PRIMARY KEY, run TEXT, sensor TEXT, seq BIGINT)"
+DDL = "CREATE TABLE IF NOT EXISTS {table} (id BIGSERIAL PRIMARY KEY, run TEXT, sensor TEXT, seq BIGINT)"
 
 
 def rows(msgs: list[Message]) -> tuple[list[tuple[str, str, int]], list[tuple[Message, str]]]:
@@ -30,14 +29,15 @@ def rows(msgs: list[Message]) -> tuple[list[tuple[str, str, int]], list[tuple[Me
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = client.parser(JOB, __doc__)
+    job = base.job_spec(argv, __spec__.name)
+    p = client.parser(job, __doc__)
     p.add_argument("--work-seconds", type=float, default=0.0,
                    help="simulated processing time per batch, after its commit (lets the fault tests kill it there)")
     args = p.parse_args(argv)
-    pg.ensure(DDL)
+    pg.ensure(DDL, table=job.table)
     consumer = client.group_consumer(args)
-    consumer.subscribe(base.input_topics(JOB))
-    letters = deadletters.DeadLetters(JOB, base.deadletter_topic(JOB))
+    consumer.subscribe(list(job.inputs))
+    letters = deadletters.DeadLetters(job.name, job.deadletter_topic)
     # Fault injection for the tests: die right after the Nth commit, before processing.
     crash_after = int(os.environ.get("KP_CRASH_AFTER_COMMIT", "0"))
     commits = 0
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
             letters.send(m, reason)
         letters.flush()
         with pg.connect() as conn:
-            pg.insert_rows(conn, TABLE, ("run", "sensor", "seq"), good)
+            pg.insert_rows(conn, job.table, ("run", "sensor", "seq"), good)
 
     try:
         client.poll_loop(consumer, commit_then_process, args.batch, args.max_idle_seconds)

@@ -1,6 +1,6 @@
-"""What every job shares: the command line, how a streaming query is run (bounded
-with --available-now, for tests and the demo, or continuously), and the PostgreSQL
-foreachBatch sink."""
+"""What every job shares: which catalogue job it runs (--job or $KAFKA_PATTERNS_JOB) and
+its command line, how a streaming query is run (bounded with --available-now, for
+tests and the demo, or continuously), and the PostgreSQL foreachBatch sink."""
 
 from __future__ import annotations
 
@@ -8,20 +8,57 @@ import argparse
 import json
 import logging
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kafka_patterns import catalogue, credentials, pg, settings
 
 log = logging.getLogger("kafka_patterns.jobs")
+JOB_VARIABLE = "KAFKA_PATTERNS_JOB"  # the job a pod runs (the chart sets it in every pod)
 
 
-def parser(job: str, doc: str | None) -> argparse.ArgumentParser:
-    """The options every job takes; a job adds its own before parse_args."""
-    credentials.started_as_job(job)
-    spec = catalogue.jobs()[job]
-    p = argparse.ArgumentParser(prog=spec["module"], description=doc,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+def job_spec(argv: Sequence[str] | None, module: str) -> catalogue.Job:
+    """The catalogue job this process runs, looked up once: --job NAME, else
+    $KAFKA_PATTERNS_JOB. `module` is the caller's (`__spec__.name`): a job another
+    module runs is refused too. Fails fast naming both ways to give the job."""
+    pick = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pick.add_argument("--job")
+    name = pick.parse_known_args(sys.argv[1:] if argv is None else list(argv))[0].job or os.environ.get(JOB_VARIABLE)
+    served = [j.name for j in catalogue.job_specs().values() if j.module == module]
+    how = (f"pass --job NAME or set {JOB_VARIABLE}=NAME, NAME one of the jobs of {catalogue.CATALOGUE_FILE} "
+           f"with module {module}: {', '.join(served) or 'none'}")
+    if not name:
+        raise SystemExit(f"{module}: no job given: {how}")
+    spec = catalogue.job_specs().get(name)
+    if spec is None:
+        raise SystemExit(f"{module}: {catalogue.CATALOGUE_FILE} declares no job {name!r}: {how}")
+    if spec.module != module:
+        raise SystemExit(f"{module}: job {name!r} runs {spec.module}, not this module: {how}")
+    credentials.started_as_job(spec.name)
+    return spec
+
+
+class JobParser(argparse.ArgumentParser):
+    """The command line of one catalogue job. The job's catalogue `args` are read first,
+    then the command line (a later option wins): `--job NAME` alone runs the job as
+    declared, and a launcher that passes the args too (the chart) changes nothing."""
+
+    def __init__(self, job: catalogue.Job, doc: str | None):
+        super().__init__(prog=f"python -m {job.module}", description=doc,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+        self.job = job
+        self.add_argument("--job", default=job.name, metavar="NAME",
+                          help=f"the catalogue job to run (default: ${JOB_VARIABLE}); here: {job.name}")
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace=None) -> argparse.Namespace:
+        given = sys.argv[1:] if args is None else list(args)
+        return super().parse_args([*self.job.args, *given], namespace)
+
+
+def parser(job: catalogue.Job, doc: str | None) -> JobParser:
+    """The options every Spark job takes; a job adds its own before parse_args."""
+    p = JobParser(job, doc)
     p.add_argument("--available-now", action="store_true",
                    help="process what the inputs hold now, then stop (default: run until stopped)")
     p.add_argument("--starting-offsets", default="earliest",
@@ -34,37 +71,8 @@ def parser(job: str, doc: str | None) -> argparse.ArgumentParser:
     return p
 
 
-def input_topics(job: str) -> list[str]:
-    return [i for i in catalogue.jobs()[job]["inputs"] if not i.startswith("postgres:")]
-
-
-def lookup_topics(job: str) -> list[str]:
-    """Topics the job reads whole, as a table (catalogue jobs.<job>.lookups)."""
-    return list(catalogue.jobs()[job].get("lookups", []))
-
-
-def output_topics(job: str) -> list[str]:
-    return [o for o in catalogue.jobs()[job]["outputs"] if not o.startswith("postgres:")]
-
-
-def deadletter_topic(job: str) -> str:
-    """Where the job sends the records it cannot process (catalogue jobs.<job>.deadletter)."""
-    topic = catalogue.jobs()[job].get("deadletter")
-    if not topic:
-        raise catalogue.CatalogueError(f"jobs.{job}.deadletter: not set; this job dead-letters bad records")
-    return topic
-
-
-def output_table(job: str) -> str:
-    """The job's PostgreSQL sink table (catalogue output `postgres:<table>`)."""
-    tables = [o.removeprefix("postgres:") for o in catalogue.jobs()[job]["outputs"] if o.startswith("postgres:")]
-    if len(tables) != 1:
-        raise catalogue.CatalogueError(f"jobs.{job}.outputs: expected one postgres:<table>, found {tables}")
-    return tables[0]
-
-
-def checkpoint_dir(job: str, args: argparse.Namespace, query: str = "main") -> str:
-    base = args.checkpoint or settings.checkpoint_root() / job
+def checkpoint_dir(job: catalogue.Job, args: argparse.Namespace, query: str = "main") -> str:
+    base = args.checkpoint or settings.checkpoint_root() / job.name
     return str(Path(base) / query)
 
 
@@ -75,9 +83,9 @@ def source_options(args: argparse.Namespace) -> dict[str, str]:
     return opts
 
 
-def start(writer, job: str, args: argparse.Namespace, query: str = "main"):
+def start(writer, job: catalogue.Job, args: argparse.Namespace, query: str = "main"):
     """Start a DataStreamWriter with the job's checkpoint and trigger; returns the query."""
-    writer = writer.option("checkpointLocation", checkpoint_dir(job, args, query)).queryName(f"{job}-{query}")
+    writer = writer.option("checkpointLocation", checkpoint_dir(job, args, query)).queryName(f"{job.name}-{query}")
     if args.available_now:
         writer = writer.trigger(availableNow=True)
     else:
@@ -97,7 +105,7 @@ def await_all(queries: Sequence) -> None:
         next(q for q in queries if q.isActive).awaitTermination(1.0)
 
 
-def valid_readings(records, job: str, args: argparse.Namespace, query: str = "deadletters"):
+def valid_readings(records, job: catalogue.Job, args: argparse.Namespace, query: str = "deadletters"):
     """The valid readings among Kafka records, and a started query that sends the others
     to the job's dead-letter topic with their reason (spark.dead_letter_rows). The letters
     query reads the same source with its own checkpoint, so a bad record neither stops
@@ -109,13 +117,31 @@ def valid_readings(records, job: str, args: argparse.Namespace, query: str = "de
     return spark.valid_only(parsed), start_dead_letters(parsed, job, args, query)
 
 
-def start_dead_letters(parsed, job: str, args: argparse.Namespace, query: str = "deadletters"):
+def start_dead_letters(parsed, job: catalogue.Job, args: argparse.Namespace, query: str = "deadletters"):
     """Start the query that sends the rows of `parsed` with an `error` to the job's
     dead-letter topic (columns of spark.dead_letter_rows); returns the query."""
     from kafka_patterns import spark
 
-    letters = spark.dead_letter_rows(parsed, deadletter_topic(job), job)
+    letters = spark.dead_letter_rows(parsed, job.deadletter_topic, job.name)
     return start(letters.writeStream.format("kafka").options(**spark.kafka_options()), job, args, query)
+
+
+def readings_to_table(job: catalogue.Job, args: argparse.Namespace, rows: Callable, columns: Sequence[str],
+                      exactly_once: bool = True, unique: Sequence[str] = ()) -> None:
+    """The shape of the readings -> PostgreSQL jobs: stream the valid readings of the
+    job's inputs, turned into `rows` per micro-batch, into its table by
+    postgres_batch_sink; bad records go to its dead letters. Returns when the queries end."""
+    from kafka_patterns import spark
+
+    session = spark.session(job.name)
+    records = spark.read_stream(session, list(job.inputs), args.starting_offsets, **source_options(args))
+    sink = postgres_batch_sink(checkpoint_dir(job, args), job.table, columns, exactly_once, unique)
+
+    def write(batch_df, batch_id: int) -> None:
+        sink(rows(batch_df), batch_id)
+
+    readings, letters = valid_readings(records, job, args)
+    await_all([letters, start(readings.writeStream.foreachBatch(write), job, args)])
 
 
 def postgres_batch_sink(ledger_key: str, table: str, columns: Sequence[str],

@@ -10,8 +10,8 @@ key are serialised by a row lock, and a run whose start no longer matches the st
 end (another run committed meanwhile) rolls back. Malformed records are counted per
 run (`batch_runs.malformed`) and sent to the dead-letter topic, never aggregated.
 
-    python -m kafka_patterns.jobs.batch_aggregate [--ledger-key K] [--starting-offsets JSON]
-                                                   [--ending-offsets JSON]
+    python -m kafka_patterns.jobs.batch_aggregate --job batch-aggregate [--ledger-key K]
+        [--starting-offsets JSON] [--ending-offsets JSON]
 
 Scheduled every 10 minutes (catalogue `schedule`); one run processes what is there
 and stops. Aggregates are keyed by (run, sensor): `run` is the producer run stamped
@@ -32,8 +32,6 @@ from pyspark.sql import functions as F
 from kafka_patterns import catalogue, clients, pg, spark
 from kafka_patterns.jobs import base
 
-JOB = "batch-aggregate"
-TABLE = base.output_table(JOB)
 AGG_COLUMNS = ("run", "sensor", "n", "temperature_sum", "temperature_min", "temperature_max", "last_seq")
 DDL = (
     """CREATE TABLE IF NOT EXISTS batch_runs (
@@ -43,7 +41,7 @@ DDL = (
         ledger_key TEXT NOT NULL, batch_run INT NOT NULL, topic TEXT NOT NULL, kafka_partition INT NOT NULL,
         start_offset BIGINT NOT NULL, end_offset BIGINT NOT NULL,
         PRIMARY KEY (ledger_key, batch_run, topic, kafka_partition))""",
-    f"""CREATE TABLE IF NOT EXISTS {TABLE} (
+    """CREATE TABLE IF NOT EXISTS {table} (
         ledger_key TEXT NOT NULL, batch_run INT NOT NULL, run TEXT, sensor TEXT, n BIGINT,
         temperature_sum DOUBLE PRECISION, temperature_min DOUBLE PRECISION, temperature_max DOUBLE PRECISION,
         last_seq BIGINT)""",
@@ -115,11 +113,11 @@ def current_ends(topics: list[str]) -> Offsets:
     return {t: clients.end_offsets(t, all_topics[t].partitions) for t in topics}
 
 
-def run_once(args: argparse.Namespace) -> dict:
+def run_once(job: catalogue.Job, args: argparse.Namespace) -> dict:
     """One batch run; returns what it did (for the log and the tests)."""
-    topics = base.input_topics(JOB)
-    ledger_key = args.ledger_key or JOB
-    pg.ensure(*DDL)
+    topics = list(job.inputs)
+    ledger_key = args.ledger_key or job.name
+    pg.ensure(*DDL, table=job.table)
     with pg.connect() as conn:
         conn.execute("INSERT INTO batch_ledgers VALUES (%s) ON CONFLICT DO NOTHING", (ledger_key,))
         conn.commit()
@@ -133,13 +131,13 @@ def run_once(args: argparse.Namespace) -> dict:
         if is_empty(start, end):
             log.info("%s: nothing new since run %d (%s): no-op", ledger_key, last_run, json.dumps(end))
             return {"ledger_key": ledger_key, "batch_run": None, "records": 0, "start": start, "end": end}
-        session = spark.session(JOB)
+        session = spark.session(job.name)
         parsed = spark.parse_readings(spark.read_batch(session, topics, start, end)).cache()
         try:
             records = parsed.count()
             malformed = parsed.where(F.col("error").isNotNull()).count()
             if malformed:  # before the commit: a crash re-reads the range and sends them again
-                (spark.dead_letter_rows(parsed, base.deadletter_topic(JOB), JOB)
+                (spark.dead_letter_rows(parsed, job.deadletter_topic, job.name)
                  .write.format("kafka").options(**spark.kafka_options()).save())
             rows = [tuple(r) for r in aggregate(parsed.where(F.col("error").isNull())).collect()]
         finally:
@@ -152,7 +150,7 @@ def run_once(args: argparse.Namespace) -> dict:
                 conn.execute("""INSERT INTO batch_ranges (ledger_key, batch_run, topic, kafka_partition,
                     start_offset, end_offset, kafka_cluster) VALUES (%s, %s, %s, %s, %s, %s, %s)""",
                              (ledger_key, batch_run, t, p, start[t][p], e, kafka_cluster))
-        pg.insert_rows(conn, TABLE, ("ledger_key", "batch_run", *AGG_COLUMNS),
+        pg.insert_rows(conn, job.table, ("ledger_key", "batch_run", *AGG_COLUMNS),
                        ((ledger_key, batch_run, *r) for r in rows))
         crash_before_commit_if_asked(ledger_key)
         # The connection's context manager commits: aggregates and end offsets together.
@@ -171,14 +169,15 @@ def crash_before_commit_if_asked(ledger_key: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = base.parser(JOB, __doc__)
+    job = base.job_spec(argv, __spec__.name)
+    p = base.parser(job, __doc__)
     p.add_argument("--ledger-key", default=None,
                    help="namespace of the stored ranges and aggregates (default: the job name)")
     p.add_argument("--ending-offsets", default=None,
                    help='read up to these offsets, {"topic": {"partition": offset}} JSON (default: the current end)')
     args = p.parse_args(argv)
     # --available-now, --checkpoint, --trigger-seconds: a batch job always runs once and stops.
-    run_once(args)
+    run_once(job, args)
     return 0
 
 

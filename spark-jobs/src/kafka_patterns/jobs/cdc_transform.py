@@ -16,7 +16,7 @@ Guarantee: at-least-once into Kafka (the Kafka sink of Spark may rewrite a batch
 a crash) made idempotent end to end by the sink's upsert/delete on the primary key;
 per-key order (one key, one partition, all the way).
 
-    python -m kafka_patterns.jobs.cdc_transform [--available-now]
+    python -m kafka_patterns.jobs.cdc_transform --job cdc-transform [--available-now]
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from pyspark.sql import types as T
 from kafka_patterns import spark
 from kafka_patterns.jobs import base
 
-JOB = "cdc-transform"
 FEET_PER_METRE = 3.28084
 # The captured table (the scenario creates it; Debezium reads its changes).
 STATIONS_DDL = """CREATE TABLE IF NOT EXISTS stations (
@@ -100,14 +99,15 @@ def expected_row(name: str, latitude: float | None, longitude: float | None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = base.parser(JOB, __doc__).parse_args(argv)
-    session = spark.session(JOB)
-    records = spark.read_stream(session, base.input_topics(JOB), args.starting_offsets, **base.source_options(args))
-    (out,) = base.output_topics(JOB)
+    job = base.job_spec(argv, __spec__.name)
+    args = base.parser(job, __doc__).parse_args(argv)
+    session = spark.session(job.name)
+    records = spark.read_stream(session, list(job.inputs), args.starting_offsets, **base.source_options(args))
+    (out,) = job.output_topics
     parsed = parse_events(records)
     writer = (transform(parsed).writeStream.format("kafka").options(**spark.kafka_options())
               .option("topic", out))
-    base.await_all([base.start_dead_letters(parsed, JOB, args), base.start(writer, JOB, args)])
+    base.await_all([base.start_dead_letters(parsed, job, args), base.start(writer, job, args)])
     return 0
 
 

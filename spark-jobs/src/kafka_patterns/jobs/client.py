@@ -9,14 +9,14 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, Message
 
-from kafka_patterns import catalogue, clients, credentials
+from kafka_patterns import catalogue, clients
+from kafka_patterns.jobs import base
 
 
-def parser(job: str, doc: str | None) -> argparse.ArgumentParser:
-    credentials.started_as_job(job)
-    p = argparse.ArgumentParser(prog=catalogue.jobs()[job]["module"], description=doc,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--group", default=job, help="consumer group id (default: the job name)")
+def parser(job: catalogue.Job, doc: str | None) -> base.JobParser:
+    """The options every client job takes; a job adds its own before parse_args."""
+    p = base.JobParser(job, doc)
+    p.add_argument("--group", default=job.name, help="consumer group id (default: the job name)")
     p.add_argument("--max-idle-seconds", type=float, default=None,
                    help="stop after this long without records (default: run until stopped)")
     p.add_argument("--batch", type=int, default=200, help="records per poll")
@@ -27,9 +27,10 @@ def parser(job: str, doc: str | None) -> argparse.ArgumentParser:
 
 
 def group_consumer(args: argparse.Namespace, **overrides) -> Consumer:
-    """A consumer in args.group, a static member when --instance-id is given."""
+    """A consumer in args.group, a static member when --instance-id is given; the
+    caller's overrides win (a job's own session timeout over the static default)."""
     static = {"group.instance.id": args.instance_id, "session.timeout.ms": 15000} if args.instance_id else {}
-    return clients.consumer(args.group, **static, **overrides)
+    return clients.consumer(args.group, **{**static, **overrides})
 
 
 def poll_loop(consumer: Consumer, handle: Callable[[list[Message]], None], batch: int,

@@ -1,6 +1,6 @@
 """content-based filtering: subscribers select readings by predicates on the payload.
 
-    python -m kafka_patterns.jobs.content_filter [--available-now]
+    python -m kafka_patterns.jobs.content_filter --job content-filter [--available-now]
 
 Each reading of weather.readings is tested against the alert predicates and routed to
 the topic of every predicate it matches: temperature >= 30 °C -> weather.alerts.heat,
@@ -26,7 +26,6 @@ from pyspark.sql import functions as F
 from kafka_patterns import spark
 from kafka_patterns.jobs import base
 
-JOB = "content-filter"
 HEAT_C = 30.0
 FROST_C = 0.0
 HEAT_TOPIC, FROST_TOPIC = "weather.alerts.heat", "weather.alerts.frost"
@@ -42,29 +41,30 @@ PREDICATES_PY: dict[str, Callable[[float], bool]] = {
 }
 
 
-def route(parsed: DataFrame, deadletter_topic: str) -> DataFrame:
+def route(parsed: DataFrame, deadletter_topic: str, job: str) -> DataFrame:
     """Parsed records -> Kafka sink rows (topic, key, value, headers): one row per
-    matching predicate, and dead letters for malformed records (pure)."""
+    matching predicate, and dead letters of the job for malformed records (pure)."""
     valid = parsed.where(F.col("error").isNull())
     routed = [valid.where(pred()).select(F.lit(topic).alias("topic"), F.col("key"), F.col("raw").alias("value"),
                                          F.array(spark.kafka_header("predicate", F.lit(topic))).alias("headers"))
               for topic, pred in PREDICATES.items()]
-    out = spark.dead_letter_rows(parsed, deadletter_topic, JOB)
+    out = spark.dead_letter_rows(parsed, deadletter_topic, job)
     for r in routed:
         out = out.unionByName(r)
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = base.parser(JOB, __doc__).parse_args(argv)
-    missing = {HEAT_TOPIC, FROST_TOPIC} - set(base.output_topics(JOB))
+    job = base.job_spec(argv, __spec__.name)
+    args = base.parser(job, __doc__).parse_args(argv)
+    missing = set(PREDICATES) - set(job.output_topics)
     if missing:
-        raise SystemExit(f"catalogue jobs.{JOB}.outputs lacks {sorted(missing)}")
-    session = spark.session(JOB)
-    records = spark.read_stream(session, base.input_topics(JOB), args.starting_offsets, **base.source_options(args))
-    routed = route(spark.parse_readings(records), base.deadletter_topic(JOB))
+        raise SystemExit(f"catalogue jobs.{job.name}.outputs lacks {sorted(missing)}")
+    session = spark.session(job.name)
+    records = spark.read_stream(session, list(job.inputs), args.starting_offsets, **base.source_options(args))
+    routed = route(spark.parse_readings(records), job.deadletter_topic, job.name)
     writer = routed.writeStream.format("kafka").options(**spark.kafka_options())
-    base.await_all([base.start(writer, JOB, args)])
+    base.await_all([base.start(writer, job, args)])
     return 0
 
 

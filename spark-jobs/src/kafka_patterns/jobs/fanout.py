@@ -1,8 +1,9 @@
-"""pub-sub fan-out: three independent subscribers of the same readings topic.
+"""pub-sub fan-out: three independent subscribers of the same readings topic. The
+logger (every reading, once) is a readings_to_postgres job; this module runs the two
+aggregators, each its own catalogue job with its role in its `args`:
 
-    python -m kafka_patterns.jobs.fanout logger   [--available-now]   # every reading, once
-    python -m kafka_patterns.jobs.fanout averager [--available-now]   # per-sensor count and mean temperature
-    python -m kafka_patterns.jobs.fanout minmax   [--available-now]   # per-sensor count, min and max
+    python -m kafka_patterns.jobs.fanout --job fanout-averager [--available-now]   # --role averager
+    python -m kafka_patterns.jobs.fanout --job fanout-minmax   [--available-now]   # --role minmax
 
 Guarantee: each subscriber sees every message of the topic. Kafka keeps a record for
 every reader (a topic is a log, reading does not remove anything); each subscriber is
@@ -22,17 +23,12 @@ import sys
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kafka_patterns import pg, spark
+from kafka_patterns import pg
 from kafka_patterns.jobs import base
-from kafka_patterns.jobs.readings_to_postgres import run_to_postgres
 
-ROLES = ("logger", "averager", "minmax")
+ROLES = ("averager", "minmax")
 AVG_COLUMNS = ("run", "sensor", "n", "temperature_sum")
 MINMAX_COLUMNS = ("run", "sensor", "n", "temperature_min", "temperature_max")
-
-
-def job_name(role: str) -> str:
-    return f"fanout-{role}"
 
 
 def averages(readings: DataFrame) -> DataFrame:
@@ -56,33 +52,15 @@ def ddl(role: str, table: str) -> str:
             "n BIGINT, temperature_min DOUBLE PRECISION, temperature_max DOUBLE PRECISION)")
 
 
-def run_aggregator(role: str, argv: list[str]) -> int:
-    job = job_name(role)
-    args = base.parser(job, __doc__).parse_args(argv)
-    table = base.output_table(job)
-    pg.ensure(pg.LEDGER_DDL, ddl(role, table))
-    transform, columns = (averages, AVG_COLUMNS) if role == "averager" else (min_max, MINMAX_COLUMNS)
-    session = spark.session(job)
-    records = spark.read_stream(session, base.input_topics(job), args.starting_offsets, **base.source_options(args))
-    sink = base.postgres_batch_sink(base.checkpoint_dir(job, args), table, columns)
-
-    def write(batch_df, batch_id: int) -> None:
-        sink(transform(batch_df), batch_id)
-
-    readings, letters = base.valid_readings(records, job, args)
-    base.await_all([letters, base.start(readings.writeStream.foreachBatch(write), job, args)])
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in ROLES:
-        print(f"usage: python -m kafka_patterns.jobs.fanout {{{'|'.join(ROLES)}}} [options]", file=sys.stderr)
-        return 2
-    role, rest = argv[0], argv[1:]
-    if role == "logger":
-        return run_to_postgres(job_name(role), rest, __doc__)
-    return run_aggregator(role, rest)
+    job = base.job_spec(argv, __spec__.name)
+    p = base.parser(job, __doc__)
+    p.add_argument("--role", choices=ROLES, required=True, help="which aggregate this subscriber keeps")
+    args = p.parse_args(argv)
+    pg.ensure(pg.LEDGER_DDL, ddl(args.role, job.table))
+    transform, columns = (averages, AVG_COLUMNS) if args.role == "averager" else (min_max, MINMAX_COLUMNS)
+    base.readings_to_table(job, args, transform, columns)
+    return 0
 
 
 if __name__ == "__main__":

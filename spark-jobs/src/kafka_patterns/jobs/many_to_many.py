@@ -2,7 +2,7 @@
 consumer groups; this job is one of the groups: it merges every station topic into
 PostgreSQL (table `merged_readings`), each row tagged with the topic it came from.
 
-    python -m kafka_patterns.jobs.many_to_many [--available-now]
+    python -m kafka_patterns.jobs.many_to_many --job many-to-many [--available-now]
 
 Guarantee: every record of every producer reaches every group (each group has its
 own offsets: Spark's checkpoint here, committed group offsets for the client
@@ -22,10 +22,8 @@ from kafka_patterns import pg, spark
 from kafka_patterns.jobs import base
 from kafka_patterns.jobs.readings_to_postgres import COLUMNS as READING_COLUMNS
 
-JOB = "many-to-many"
-TABLE = base.output_table(JOB)
 COLUMNS = ("source_topic", *READING_COLUMNS)
-DDL = f"""CREATE TABLE IF NOT EXISTS {TABLE} (
+DDL = """CREATE TABLE IF NOT EXISTS {table} (
     id BIGSERIAL PRIMARY KEY, source_topic TEXT, run TEXT, sensor TEXT, station TEXT, seq BIGINT,
     temperature DOUBLE PRECISION, humidity DOUBLE PRECISION, event_time TIMESTAMPTZ,
     kafka_partition INT, kafka_offset BIGINT)"""
@@ -39,13 +37,10 @@ def merge(readings: DataFrame) -> DataFrame:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = base.parser(JOB, __doc__).parse_args(argv)
-    pg.ensure(pg.LEDGER_DDL, DDL)
-    session = spark.session(JOB)
-    records = spark.read_stream(session, base.input_topics(JOB), args.starting_offsets, **base.source_options(args))
-    sink = base.postgres_batch_sink(base.checkpoint_dir(JOB, args), TABLE, COLUMNS)
-    readings, letters = base.valid_readings(records, JOB, args)
-    base.await_all([letters, base.start(merge(readings).writeStream.foreachBatch(sink), JOB, args)])
+    job = base.job_spec(argv, __spec__.name)
+    args = base.parser(job, __doc__).parse_args(argv)
+    pg.ensure(pg.LEDGER_DDL, DDL, table=job.table)
+    base.readings_to_table(job, args, merge, COLUMNS)
     return 0
 
 

@@ -1,9 +1,10 @@
-"""pipes and filters: a 3-stage pipeline and its sink, each stage its own job.
+"""pipes and filters: a 3-stage pipeline and its sink, each stage its own catalogue
+job with its stage in its `args` (--stage clean|enrich|aggregate|sink):
 
-    python -m kafka_patterns.jobs.pipeline clean     [--available-now]
-    python -m kafka_patterns.jobs.pipeline enrich    [--available-now]
-    python -m kafka_patterns.jobs.pipeline aggregate [--available-now]
-    python -m kafka_patterns.jobs.pipeline sink      [--available-now]
+    python -m kafka_patterns.jobs.pipeline --job pipeline-clean     [--available-now]
+    python -m kafka_patterns.jobs.pipeline --job pipeline-enrich    [--available-now]
+    python -m kafka_patterns.jobs.pipeline --job pipeline-aggregate [--available-now]
+    python -m kafka_patterns.jobs.pipeline --job pipeline-sink      [--available-now]
 
 weather.readings --clean--> weather.readings.cleaned (malformed -> weather.deadletter,
 reason in the `reason` header) --enrich--> weather.readings.enriched (joined with the
@@ -34,7 +35,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
-from kafka_patterns import pg, spark
+from kafka_patterns import catalogue, pg, spark
 from kafka_patterns.jobs import base
 from kafka_patterns.readings import FIELDS, spark_schema
 
@@ -46,22 +47,17 @@ PROFILE_FIELDS = ("name", "region", "elevation_m")
 AGG_FIELDS = ("run", "station", "region", "window_start", "window_end", "n", "temperature_sum",
               "temperature_min", "temperature_max")
 SINK_COLUMNS = AGG_FIELDS
-SINK_TABLE = base.output_table("pipeline-sink")
-DDL = f"""CREATE TABLE IF NOT EXISTS {SINK_TABLE} (
+DDL = """CREATE TABLE IF NOT EXISTS {table} (
     run TEXT NOT NULL, station TEXT NOT NULL, region TEXT, window_start BIGINT NOT NULL, window_end BIGINT,
     n BIGINT, temperature_sum DOUBLE PRECISION, temperature_min DOUBLE PRECISION,
     temperature_max DOUBLE PRECISION, updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
     PRIMARY KEY (run, station, window_start))"""
-UPSERT = f"""INSERT INTO {SINK_TABLE} ({', '.join(SINK_COLUMNS)}) VALUES ({', '.join(['%s'] * len(SINK_COLUMNS))})
+UPSERT = f"""INSERT INTO {{table}} ({', '.join(SINK_COLUMNS)}) VALUES ({', '.join(['%s'] * len(SINK_COLUMNS))})
     ON CONFLICT (run, station, window_start) DO UPDATE SET
     region = EXCLUDED.region, window_end = EXCLUDED.window_end, n = EXCLUDED.n,
     temperature_sum = EXCLUDED.temperature_sum, temperature_min = EXCLUDED.temperature_min,
     temperature_max = EXCLUDED.temperature_max, updated_at = now()
-    WHERE EXCLUDED.n > {SINK_TABLE}.n"""
-
-
-def job_name(stage: str) -> str:
-    return f"pipeline-{stage}"
+    WHERE EXCLUDED.n > {{table}}.n"""
 
 
 def profile_schema() -> StructType:
@@ -153,47 +149,54 @@ def final_versions(records: DataFrame) -> DataFrame:
     return parsed.withColumn("i", F.row_number().over(best)).where("i = 1").select(*SINK_COLUMNS)
 
 
-def upsert(rows: list[tuple]) -> None:
+def upsert(table: str, rows: list[tuple]) -> None:
     with pg.connect() as conn, conn.cursor() as cur:
-        cur.executemany(UPSERT, rows)
+        cur.executemany(UPSERT.format(table=table), rows)
 
 
 # --- I/O ----------------------------------------------------------------------------
 
-def kafka_writer(df: DataFrame, job: str, args, mode: str = "append"):
+def kafka_writer(df: DataFrame, job: catalogue.Job, args, mode: str = "append"):
     return base.start(df.writeStream.outputMode(mode).format("kafka").options(**spark.kafka_options()), job, args)
 
 
+def parser(job: catalogue.Job) -> base.JobParser:
+    p = base.parser(job, __doc__)
+    p.add_argument("--stage", choices=STAGES, required=True, help="which stage this job is")
+    return p
+
+
+def stage_of(job: catalogue.Job) -> str:
+    """The stage a pipeline job runs, as its catalogue args say."""
+    return parser(job).parse_args([]).stage
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in STAGES:
-        print(f"usage: python -m kafka_patterns.jobs.pipeline {{{'|'.join(STAGES)}}} [options]", file=sys.stderr)
-        return 2
-    stage, job = argv[0], job_name(argv[0])
-    args = base.parser(job, __doc__).parse_args(argv[1:])
-    inputs, outputs = base.input_topics(job), base.output_topics(job)
-    if set(inputs) & set(outputs):
-        raise SystemExit(f"catalogue jobs.{job}: a stage must not read the topic it writes ({inputs} / {outputs})")
-    session = spark.session(job)
+    job = base.job_spec(argv, __spec__.name)
+    args = parser(job).parse_args(argv)
+    inputs, outputs = list(job.inputs), job.output_topics
+    session = spark.session(job.name)
     records = spark.read_stream(session, inputs, args.starting_offsets, **base.source_options(args))
     queries = []
-    if stage == "clean":
+    if args.stage == "clean":
         (cleaned,) = outputs
-        queries.append(kafka_writer(clean(spark.parse_readings(records), cleaned, base.deadletter_topic(job), job),
+        queries.append(kafka_writer(clean(spark.parse_readings(records), cleaned, job.deadletter_topic, job.name),
                                     job, args))
-    elif stage == "enrich":
+    elif args.stage == "enrich":
         # Stream-static join: the profile topic is read again (in full, compacted) for
         # every micro-batch, so each batch joins the profiles as they are then.
-        profiles = latest_profiles(spark.read_batch(session, base.lookup_topics(job)))
+        (enriched,) = outputs
+        profiles = latest_profiles(spark.read_batch(session, list(job.lookups)))
         readings, letters = base.valid_readings(records, job, args)
-        queries += [letters, kafka_writer(enrich(readings, profiles, outputs[0]), job, args)]
-    elif stage == "aggregate":
-        queries.append(kafka_writer(aggregate(parse_enriched(records), outputs[0]), job, args, mode="update"))
+        queries += [letters, kafka_writer(enrich(readings, profiles, enriched), job, args)]
+    elif args.stage == "aggregate":
+        (aggregated,) = outputs
+        queries.append(kafka_writer(aggregate(parse_enriched(records), aggregated), job, args, mode="update"))
     else:
-        pg.ensure(DDL)
+        pg.ensure(DDL, table=job.table)
 
         def sink(batch_df, _batch_id: int) -> None:
-            upsert([tuple(r) for r in final_versions(batch_df).toLocalIterator()])
+            upsert(job.table, [tuple(r) for r in final_versions(batch_df).toLocalIterator()])
 
         queries.append(base.start(records.writeStream.foreachBatch(sink), job, args))
     base.await_all(queries)

@@ -1,15 +1,32 @@
-"""Readings -> PostgreSQL, the job shape of one-to-one, total order, the fan-out logger
-and the delivery-semantics jobs: the job's input topic, valid readings (bad records
-to its dead letters), and a foreachBatch sink into its table, whose columns are the
-reading's plus the record's partition and offset."""
+"""Readings -> PostgreSQL: the job's input topic, valid readings (bad records to its
+dead letters), and a foreachBatch sink into its table, whose columns are the reading's
+plus the record's partition and offset. The catalogue jobs it runs differ in their
+`args`:
+
+- one-to-one, total-order (a 1-partition topic: one global order, kept in offset
+  order), fanout-logger (one of three subscribers of the same readings): the defaults,
+  exactly once per record (batch ledger) and once per reading (--unique-readings: the
+  same run, sensor and seq produced twice is stored once, the duplicate counted in the log).
+- at-least-once: --sink at-least-once, the plain foreachBatch. Spark records a batch in
+  its checkpoint only after the write, so a job killed between the two replays the
+  batch: nothing lost, duplicates possible and counted.
+- exactly-once: the batch ledger (rows and batch id in ONE PostgreSQL transaction, a
+  batch id already committed skipped, so a replay after a crash is a no-op) and no
+  unique key (--no-unique-readings), so that its fault test proves the ledger alone.
+
+    python -m kafka_patterns.jobs.readings_to_postgres --job NAME [--available-now]
+"""
 
 from __future__ import annotations
+
+import argparse
+import sys
 
 import psycopg
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kafka_patterns import pg, spark
+from kafka_patterns import catalogue, pg, spark
 from kafka_patterns.jobs import base
 
 COLUMNS = ("run", "sensor", "station", "seq", "temperature", "humidity", "event_time",
@@ -18,6 +35,7 @@ DDL = """CREATE TABLE IF NOT EXISTS {table} (
     id BIGSERIAL PRIMARY KEY, run TEXT, sensor TEXT, station TEXT, seq BIGINT,
     temperature DOUBLE PRECISION, humidity DOUBLE PRECISION, event_time TIMESTAMPTZ,
     kafka_partition INT, kafka_offset BIGINT)"""
+SINKS = ("exactly-once", "at-least-once")
 
 
 def to_rows(readings: DataFrame) -> DataFrame:
@@ -45,20 +63,24 @@ def ensure_table(table: str, unique_readings: bool = False) -> None:
                          f"(b.run, b.sensor, b.seq)") from e
 
 
-def run_to_postgres(job: str, argv: list[str] | None, doc: str | None, exactly_once: bool = True,
-                    unique_readings: bool | None = None) -> int:
-    """A readings -> PostgreSQL job (this one and the delivery-semantics jobs): the job's
-    input topic, its table (same columns as `readings`). exactly_once: with the batch
-    ledger, else at-least-once (duplicates kept and counted). unique_readings (default:
-    as exactly_once): each reading stored once, whatever the records."""
-    args = base.parser(job, doc).parse_args(argv)
-    table = base.output_table(job)
-    unique_readings = exactly_once if unique_readings is None else unique_readings
-    ensure_table(table, unique_readings)
-    session = spark.session(job)
-    records = spark.read_stream(session, base.input_topics(job), args.starting_offsets, **base.source_options(args))
-    sink = base.postgres_batch_sink(base.checkpoint_dir(job, args), table, COLUMNS, exactly_once=exactly_once,
-                                    unique=READING_KEY if unique_readings else ())
-    readings, letters = base.valid_readings(records, job, args)
-    base.await_all([letters, base.start(to_rows(readings).writeStream.foreachBatch(sink), job, args)])
+def parser(job: catalogue.Job) -> base.JobParser:
+    p = base.parser(job, __doc__)
+    p.add_argument("--sink", choices=SINKS, default=SINKS[0],
+                   help="exactly-once: rows and batch id in one transaction (the batch ledger); "
+                        "at-least-once: the plain foreachBatch (default: %(default)s)")
+    p.add_argument("--unique-readings", action=argparse.BooleanOptionalAction, default=True,
+                   help="store each reading (run, sensor, seq) once, whatever the records (default: on)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    job = base.job_spec(argv, __spec__.name)
+    args = parser(job).parse_args(argv)
+    ensure_table(job.table, args.unique_readings)
+    base.readings_to_table(job, args, to_rows, COLUMNS, exactly_once=args.sink == "exactly-once",
+                           unique=READING_KEY if args.unique_readings else ())
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

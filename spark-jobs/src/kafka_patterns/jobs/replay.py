@@ -2,12 +2,11 @@
 readings; because Kafka keeps the log, the same aggregate is reproduced by replaying
 from an explicit offset (seek) or from a point in time (offsets_for_times).
 
-    python -m kafka_patterns.jobs.replay --run RUN (--from-offsets JSON | --from-timestamp MS)
+    python -m kafka_patterns.jobs.replay --job replay --run RUN (--from-offsets JSON | --from-timestamp MS)
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import defaultdict
@@ -17,9 +16,7 @@ from confluent_kafka import TopicPartition
 from kafka_patterns import catalogue, clients, deadletters, pg, readings
 from kafka_patterns.jobs import base
 
-JOB = "replay"
-TABLE = base.output_table(JOB)
-DDL = f"""CREATE TABLE IF NOT EXISTS {TABLE} (run TEXT, replay TEXT, sensor TEXT, n BIGINT,
+DDL = """CREATE TABLE IF NOT EXISTS {table} (run TEXT, replay TEXT, sensor TEXT, n BIGINT,
           mean_temperature DOUBLE PRECISION, PRIMARY KEY (run, replay, sensor))"""
 
 
@@ -73,24 +70,24 @@ def replay(run: str, positions: list[TopicPartition], end: dict[int, int],
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="kafka_patterns.jobs.replay", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    job = base.job_spec(argv, __spec__.name)
+    p = base.JobParser(job, __doc__)
     p.add_argument("--run", required=True, help="the run id whose readings to aggregate")
     p.add_argument("--name", default=None, help="label of this replay in the table (default: how it started)")
     start = p.add_mutually_exclusive_group(required=True)
     start.add_argument("--from-offsets", help='{"partition": offset} JSON')
     start.add_argument("--from-timestamp", type=int, help="epoch ms: replay from offsets_for_times")
     args = p.parse_args(argv)
-    (topic,) = base.input_topics(JOB)
+    (topic,) = job.inputs
     offsets = {int(k): v for k, v in json.loads(args.from_offsets).items()} if args.from_offsets else None
     end = clients.end_offsets(topic, catalogue.topics()[topic].partitions)
-    letters = deadletters.DeadLetters(JOB, base.deadletter_topic(JOB))
+    letters = deadletters.DeadLetters(job.name, job.deadletter_topic)
     result = replay(args.run, start_positions(topic, offsets, args.from_timestamp), end, letters)
     label = args.name or ("offsets" if offsets is not None else "timestamp")
-    pg.ensure(DDL)
+    pg.ensure(DDL, table=job.table)
     with pg.connect() as conn:
-        conn.execute(f"DELETE FROM {TABLE} WHERE run = %s AND replay = %s", (args.run, label))
-        pg.insert_rows(conn, TABLE, ("run", "replay", "sensor", "n", "mean_temperature"),
+        conn.execute(f"DELETE FROM {job.table} WHERE run = %s AND replay = %s", (args.run, label))
+        pg.insert_rows(conn, job.table, ("run", "replay", "sensor", "n", "mean_temperature"),
                        [(args.run, label, s, n, m) for s, (n, m) in result.items()])
     print(json.dumps({"run": args.run, "replay": label, "sensors": len(result),
                       "records": sum(n for n, _ in result.values())}))

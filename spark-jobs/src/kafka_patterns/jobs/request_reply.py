@@ -11,7 +11,7 @@ service's reply topics (catalogue outputs) is answered on the default reply topi
 an error: writing where the job may not would abort every transaction with that
 request in it, and the responder would never get past it.
 
-    python -m kafka_patterns.jobs.request_reply [--group G] [--instance-id ID]
+    python -m kafka_patterns.jobs.request_reply --job request-reply [--group G] [--instance-id ID]
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ import sys
 from confluent_kafka import Message
 
 from kafka_patterns.jobs import base, client
-
-JOB = "request-reply"
 
 
 def answer(request: bytes) -> bytes:
@@ -48,10 +46,11 @@ def reply_headers(headers: list[tuple[str, bytes]] | None, reply_topics: list[st
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = client.parser(JOB, __doc__)
-    p.add_argument("--transactional-id", default=JOB)
+    job = base.job_spec(argv, __spec__.name)
+    p = client.parser(job, __doc__)
+    p.add_argument("--transactional-id", default=job.name)
     args = p.parse_args(argv)
-    (requests,), replies = base.input_topics(JOB), base.output_topics(JOB)
+    (requests,), replies = job.inputs, list(job.output_topics)
 
     def reply(m: Message) -> tuple[str, bytes, list]:
         topic, headers, error = reply_headers(m.headers(), replies)

@@ -9,8 +9,8 @@ anywhere leaves state and offsets consistent: no record applied twice, none skip
 Malformed records advance the offsets and are counted (`malformed` per consumer),
 never applied.
 
-    python -m kafka_patterns.jobs.self_managed_offsets --consumer NAME [--from-offsets JSON]
-        [--until-offsets JSON] [--max-idle-seconds S] [--work-seconds S]
+    python -m kafka_patterns.jobs.self_managed_offsets --job self-managed-offsets --consumer NAME
+        [--from-offsets JSON] [--until-offsets JSON] [--max-idle-seconds S] [--work-seconds S]
 """
 
 from __future__ import annotations
@@ -26,9 +26,7 @@ from confluent_kafka import Message, TopicPartition
 from kafka_patterns import catalogue, clients, deadletters, pg, readings
 from kafka_patterns.jobs import base, client
 
-JOB = "self-managed-offsets"
-TABLE = base.output_table(JOB)
-DDL = (f"""CREATE TABLE IF NOT EXISTS {TABLE} (consumer TEXT, sensor TEXT, n BIGINT, temperature_sum DOUBLE PRECISION,
+DDL = ("""CREATE TABLE IF NOT EXISTS {table} (consumer TEXT, sensor TEXT, n BIGINT, temperature_sum DOUBLE PRECISION,
            last_seq BIGINT, PRIMARY KEY (consumer, sensor))""",
        """CREATE TABLE IF NOT EXISTS consumer_offsets (consumer TEXT, topic TEXT, kafka_partition INT,
            next_offset BIGINT, PRIMARY KEY (consumer, topic, kafka_partition))""",
@@ -79,13 +77,14 @@ def stored_offsets(consumer: str, topic: str) -> dict[int, int]:
                          "topic = %s", (consumer, topic)))
 
 
-def save(conn, consumer: str, deltas: dict[str, list], offsets: dict[tuple[str, int], int], malformed: int) -> None:
-    """State and offsets in the caller's transaction."""
+def save(conn, table: str, consumer: str, deltas: dict[str, list], offsets: dict[tuple[str, int], int],
+         malformed: int) -> None:
+    """State (in `table`) and offsets in the caller's transaction."""
     for sensor, (n, tsum, last) in deltas.items():
-        conn.execute(f"""INSERT INTO {TABLE} VALUES (%s, %s, %s, %s, %s)
-            ON CONFLICT (consumer, sensor) DO UPDATE SET n = {TABLE}.n + EXCLUDED.n,
-            temperature_sum = {TABLE}.temperature_sum + EXCLUDED.temperature_sum,
-            last_seq = GREATEST({TABLE}.last_seq, EXCLUDED.last_seq)""", (consumer, sensor, n, tsum, last))
+        conn.execute(f"""INSERT INTO {table} VALUES (%s, %s, %s, %s, %s)
+            ON CONFLICT (consumer, sensor) DO UPDATE SET n = {table}.n + EXCLUDED.n,
+            temperature_sum = {table}.temperature_sum + EXCLUDED.temperature_sum,
+            last_seq = GREATEST({table}.last_seq, EXCLUDED.last_seq)""", (consumer, sensor, n, tsum, last))
     for (t, part), off in offsets.items():
         conn.execute("""INSERT INTO consumer_offsets VALUES (%s, %s, %s, %s) ON CONFLICT
             (consumer, topic, kafka_partition) DO UPDATE SET next_offset = EXCLUDED.next_offset""",
@@ -100,16 +99,17 @@ def as_partitions(text: str | None) -> dict[int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = client.parser(JOB, __doc__)
-    p.add_argument("--consumer", default=JOB, help="name under which state and offsets are stored")
+    job = base.job_spec(argv, __spec__.name)
+    p = client.parser(job, __doc__)
+    p.add_argument("--consumer", default=job.name, help="name under which state and offsets are stored")
     p.add_argument("--from-offsets", default=None, help='first start only: {"partition": offset} JSON')
     p.add_argument("--until-offsets", default=None,
                    help='stop once every partition reached {"partition": offset} (bounded run)')
     p.add_argument("--work-seconds", type=float, default=0.0,
                    help="simulated processing time per batch (lets the fault tests kill it mid-stream)")
     args = p.parse_args(argv)
-    pg.ensure(*DDL)
-    (topic,) = base.input_topics(JOB)
+    pg.ensure(*DDL, table=job.table)
+    (topic,) = job.inputs
     until = as_partitions(args.until_offsets) or None
     positions = start_positions(catalogue.topics()[topic].partitions, stored_offsets(args.consumer, topic),
                                 as_partitions(args.from_offsets))
@@ -117,9 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     # No group management and no offsets in Kafka: the partitions are assigned
     # explicitly, at the positions stored in PostgreSQL.
-    consumer = clients.consumer(f"{JOB}-{args.consumer}-unused", **{"enable.auto.commit": False})
+    consumer = clients.consumer(f"{job.name}-{args.consumer}-unused", **{"enable.auto.commit": False})
     consumer.assign([TopicPartition(topic, part, off) for part, off in positions.items()])
-    letters = deadletters.DeadLetters(JOB, base.deadletter_topic(JOB))
+    letters = deadletters.DeadLetters(job.name, job.deadletter_topic)
 
     def apply(msgs: list[Message]) -> None:
         if args.work_seconds:
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             letters.send(msgs[i], reason)
         letters.flush()  # before the offsets move on: a crash re-reads (and re-letters) them
         with pg.connect() as conn:  # one transaction: state and offsets together
-            save(conn, args.consumer, deltas, offsets, len(malformed))
+            save(conn, job.table, args.consumer, deltas, offsets, len(malformed))
         positions.update({part: off for (_, part), off in offsets.items()})
         if reached(positions, until):
             raise Done

@@ -10,7 +10,7 @@ delivered again (its delivery count goes up).
 Guarantee: at-least-once (nothing lost; a redelivery after a crash is a counted
 duplicate), no order across records.
 
-    python -m kafka_patterns.jobs.share_queue --consumer-id C [--group G] [--max-idle-seconds S]
+    python -m kafka_patterns.jobs.share_queue --job share-queue --consumer-id C [--group G] [--max-idle-seconds S]
 
 The share group reads from where the group's share.auto.offset.reset puts it (a group
 config, `latest` by default); the scenario sets it per group (see configure_group).
@@ -30,15 +30,13 @@ from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 from kafka_patterns import clients, deadletters, pg, readings
 from kafka_patterns.jobs import base, client
 
-JOB = "share-queue"
-TABLE = base.output_table(JOB)
 COLUMNS = ("grp", "consumer", "kafka_partition", "kafka_offset", "record_run", "record_key", "record_seq",
            "delivery_count", "processed_at")
-DDL = (f"""CREATE TABLE IF NOT EXISTS {TABLE} (
+DDL = ("""CREATE TABLE IF NOT EXISTS {table} (
            id BIGSERIAL PRIMARY KEY, grp TEXT NOT NULL, consumer TEXT NOT NULL, kafka_partition INT,
            kafka_offset BIGINT, record_run TEXT, record_key TEXT, record_seq BIGINT, delivery_count INT,
            processed_at TIMESTAMPTZ)""",
-       f"CREATE INDEX IF NOT EXISTS {TABLE}_grp ON {TABLE} (grp)")
+       "CREATE INDEX IF NOT EXISTS {table}_grp ON {table} (grp)")
 
 
 def decide(msgs: Iterable[Message], group: str, consumer: str, now: datetime
@@ -73,11 +71,12 @@ def share_consumer(group: str) -> ShareConsumer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = client.parser(JOB, __doc__)
+    job = base.job_spec(argv, __spec__.name)
+    p = client.parser(job, __doc__)
     p.add_argument("--consumer-id", required=True, help="this consumer's name in share_done")
     args = p.parse_args(argv)
-    pg.ensure(*DDL)
-    (topic,) = base.input_topics(JOB)
+    pg.ensure(*DDL, table=job.table)
+    (topic,) = job.inputs
     consumer = share_consumer(args.group)
     consumer.subscribe([topic])
 
@@ -86,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)  # close() commits pending acknowledgements and leaves
     accepted = rejected = 0
-    letters = deadletters.DeadLetters(JOB, base.deadletter_topic(JOB))
+    letters = deadletters.DeadLetters(job.name, job.deadletter_topic)
     idle_since = time.monotonic()
     try:
         while args.max_idle_seconds is None or time.monotonic() - idle_since < args.max_idle_seconds:
@@ -103,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
                 letters.send(m, reason)
             letters.flush()
             with pg.connect() as conn:
-                pg.insert_rows(conn, TABLE, COLUMNS, rows)
+                pg.insert_rows(conn, job.table, COLUMNS, rows)
             for m, ack in acks:  # after the write: a crash before this redelivers, never loses
                 consumer.acknowledge(m, ack)
             accepted += len(rows)

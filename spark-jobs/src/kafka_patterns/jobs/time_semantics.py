@@ -1,6 +1,6 @@
 """time semantics: the same readings counted in 10-second windows of three clocks.
 
-    python -m kafka_patterns.jobs.time_semantics [--available-now]
+    python -m kafka_patterns.jobs.time_semantics --job time-semantics [--available-now]
 
 - event time: the reading's own `ts` (when the sensor measured), read from
   weather.readings, with a 30-second watermark: a window is final once the largest
@@ -27,22 +27,20 @@ import sys
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from kafka_patterns import pg, spark
+from kafka_patterns import catalogue, pg, spark
 from kafka_patterns.jobs import base
 
-JOB = "time-semantics"
-TABLE = base.output_table(JOB)
 WINDOW = "10 seconds"
 WINDOW_MS = 10_000
 WATERMARK = "30 seconds"
 WATERMARK_MS = 30_000
 SEMANTICS = ("event", "ingestion", "processing")
 COLUMNS = ("run", "semantics", "window_start", "window_end", "n")
-DDL = f"""CREATE TABLE IF NOT EXISTS {TABLE} (
+DDL = """CREATE TABLE IF NOT EXISTS {table} (
     run TEXT NOT NULL, semantics TEXT NOT NULL, window_start BIGINT NOT NULL, window_end BIGINT NOT NULL,
     n BIGINT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
     PRIMARY KEY (run, semantics, window_start))"""
-UPSERT = f"""INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES (%s, %s, %s, %s, %s)
+UPSERT = f"""INSERT INTO {{table}} ({', '.join(COLUMNS)}) VALUES (%s, %s, %s, %s, %s)
     ON CONFLICT (run, semantics, window_start) DO UPDATE SET n = EXCLUDED.n, updated_at = now()"""
 # Rows dropped by the event-time watermark, per checkpoint directory (this process's runs).
 LATE_DROPPED: dict[str, int] = {}
@@ -70,9 +68,21 @@ def windowed_counts(readings: DataFrame, semantics: str) -> DataFrame:
                          (F.unix_micros(F.col("w.end")) / 1000).cast("long").alias("window_end"), "n")
 
 
-def upsert(rows: list[tuple]) -> None:
+def topic_of(job: catalogue.Job) -> dict[str, str]:
+    """The input each semantics windows: ingestion time the job's LogAppendTime topic
+    (the broker stamps its records), event and processing time the other one."""
+    stamped = [t for t in job.inputs if catalogue.topics()[t].config.get("message.timestamp.type") == "LogAppendTime"]
+    produced = [t for t in job.inputs if t not in stamped]
+    if len(stamped) != 1 or len(produced) != 1:
+        raise catalogue.CatalogueError(f"{catalogue.CATALOGUE_FILE.name}: jobs.{job.name}.inputs: expected one "
+                                       "topic with message.timestamp.type LogAppendTime (ingestion time) and one "
+                                       f"without (event and processing time), found {list(job.inputs)}")
+    return {"event": produced[0], "ingestion": stamped[0], "processing": produced[0]}
+
+
+def upsert(table: str, rows: list[tuple]) -> None:
     with pg.connect() as conn, conn.cursor() as cur:
-        cur.executemany(UPSERT, rows)
+        cur.executemany(UPSERT.format(table=table), rows)
 
 
 def dropped_by_watermark(query) -> int:
@@ -81,17 +91,18 @@ def dropped_by_watermark(query) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = base.parser(JOB, __doc__).parse_args(argv)
-    pg.ensure(DDL)
-    session = spark.session(JOB)
-    source, ingest = base.input_topics(JOB)
+    job = base.job_spec(argv, __spec__.name)
+    args = base.parser(job, __doc__).parse_args(argv)
+    pg.ensure(DDL, table=job.table)
+    session = spark.session(job.name)
+    topics = topic_of(job)
 
     def sink(batch_df, _batch_id: int) -> None:
-        upsert([tuple(r) for r in batch_df.select(*COLUMNS).toLocalIterator()])
+        upsert(job.table, [tuple(r) for r in batch_df.select(*COLUMNS).toLocalIterator()])
 
     queries, lettered = {}, set()
     for semantics in SEMANTICS:
-        topic = ingest if semantics == "ingestion" else source
+        topic = topics[semantics]
         # startingOffsets JSON may name both topics; each query takes its own topic's part.
         starting = args.starting_offsets
         if starting.startswith("{"):
@@ -100,16 +111,16 @@ def main(argv: list[str] | None = None) -> int:
         if topic in lettered:  # another query of this topic sends its dead letters
             readings = spark.valid_readings(records)
         else:
-            readings, queries[f"{topic}-deadletters"] = base.valid_readings(records, JOB, args,
+            readings, queries[f"{topic}-deadletters"] = base.valid_readings(records, job, args,
                                                                             f"{semantics}-deadletters")
             lettered.add(topic)
         counts = windowed_counts(readings, semantics)
-        queries[semantics] = base.start(counts.writeStream.outputMode("update").foreachBatch(sink), JOB, args,
+        queries[semantics] = base.start(counts.writeStream.outputMode("update").foreachBatch(sink), job, args,
                                         query=semantics)
     base.await_all(list(queries.values()))
     late = dropped_by_watermark(queries["event"])
-    LATE_DROPPED[base.checkpoint_dir(JOB, args, "event")] = late
-    log.warning("%s: %d late events dropped by the event-time watermark (%s)", JOB, late, WATERMARK)
+    LATE_DROPPED[base.checkpoint_dir(job, args, "event")] = late
+    log.warning("%s: %d late events dropped by the event-time watermark (%s)", job.name, late, WATERMARK)
     return 0
 
 

@@ -5,7 +5,7 @@ read_committed. A copier killed mid-transaction is fenced when it restarts with 
 same transactional.id and its open transaction aborted, so a read_committed reader of
 the output sees every input record exactly once, in per-key order.
 
-    python -m kafka_patterns.jobs.transactional_copier [--transactional-id ID] [--group G]
+    python -m kafka_patterns.jobs.transactional_copier --job exactly-once-copier [--transactional-id ID] [--group G]
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ import sys
 
 from kafka_patterns.jobs import base, client
 
-JOB = "exactly-once-copier"
-
 
 def copy_value(value: bytes) -> bytes:
     """The copy is verbatim: the pattern is about delivery, not transformation."""
@@ -23,10 +21,11 @@ def copy_value(value: bytes) -> bytes:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = client.parser(JOB, __doc__)
-    p.add_argument("--transactional-id", default=JOB)
+    job = base.job_spec(argv, __spec__.name)
+    p = client.parser(job, __doc__)
+    p.add_argument("--transactional-id", default=job.name)
     args = p.parse_args(argv)
-    (source,), (target,) = base.input_topics(JOB), base.output_topics(JOB)
+    (source,), (target,) = job.inputs, job.output_topics
     client.consume_transform_produce(args, source, lambda m: (target, copy_value(m.value()), m.headers()))
     return 0
 

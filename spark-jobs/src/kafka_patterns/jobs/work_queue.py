@@ -12,7 +12,7 @@ the member that inherits the partition processes it again: nothing lost, duplica
 counted. Every assignment and revocation is logged with its time (work_assignments) so
 ownership can be checked afterwards.
 
-    python -m kafka_patterns.jobs.work_queue --worker-id W [--group G] [--max-idle-seconds S]
+    python -m kafka_patterns.jobs.work_queue --job work-queue --worker-id W [--group G] [--max-idle-seconds S]
 """
 
 from __future__ import annotations
@@ -28,14 +28,12 @@ from confluent_kafka import Message
 from kafka_patterns import deadletters, pg, readings
 from kafka_patterns.jobs import base, client
 
-JOB = "work-queue"
-TABLE = base.output_table(JOB)
 ASSIGNMENTS = "work_assignments"
 COLUMNS = ("grp", "worker", "kafka_partition", "kafka_offset", "record_key", "record_seq", "processed_at")
-DDL = (f"""CREATE TABLE IF NOT EXISTS {TABLE} (
+DDL = ("""CREATE TABLE IF NOT EXISTS {table} (
            id BIGSERIAL PRIMARY KEY, grp TEXT NOT NULL, worker TEXT NOT NULL, kafka_partition INT,
            kafka_offset BIGINT, record_key TEXT, record_seq BIGINT, processed_at TIMESTAMPTZ)""",
-       f"CREATE INDEX IF NOT EXISTS {TABLE}_grp ON {TABLE} (grp)",
+       "CREATE INDEX IF NOT EXISTS {table}_grp ON {table} (grp)",
        f"""CREATE TABLE IF NOT EXISTS {ASSIGNMENTS} (
            id BIGSERIAL PRIMARY KEY, grp TEXT NOT NULL, worker TEXT NOT NULL,
            event TEXT NOT NULL, kafka_partition INT NOT NULL, at TIMESTAMPTZ NOT NULL)""")
@@ -106,14 +104,15 @@ def _now() -> datetime:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = client.parser(JOB, __doc__)
+    job = base.job_spec(argv, __spec__.name)
+    p = client.parser(job, __doc__)
     p.add_argument("--worker-id", required=True, help="this member's name in work_done")
     p.add_argument("--session-timeout-ms", type=int, default=6000,
                    help="how soon a dead member is dropped and its partitions move (broker minimum: 6000)")
     args = p.parse_args(argv)
-    pg.ensure(*DDL)
-    (topic,) = base.input_topics(JOB)
-    letters = deadletters.DeadLetters(JOB, base.deadletter_topic(JOB))
+    pg.ensure(*DDL, table=job.table)
+    (topic,) = job.inputs
+    letters = deadletters.DeadLetters(job.name, job.deadletter_topic)
 
     def log_events(event: str, partitions) -> None:
         # One row per partition; an empty assignment is logged as partition -1 (joined, idle).
@@ -134,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
             letters.send(m, reason)
         letters.flush()
         with pg.connect() as conn:
-            pg.insert_rows(conn, TABLE, COLUMNS, rows)
+            pg.insert_rows(conn, job.table, COLUMNS, rows)
         consumer.commit(asynchronous=False)  # after the write and the letters: at-least-once
 
     def stop(*_):

@@ -18,20 +18,20 @@ def run(records: int = 5_000, crash_after_commit: int = 3, sigkills: int = 0) ->
     """sigkills > 0 (the fault test): after the restart, the consumer is also SIGKILLed
     from outside that many times while it processes, and restarted each time."""
     job = JOBS[0]
-    topic = base.input_topics(job)[0]
+    topic, table = base.input_topics(job)[0], base.output_table(job)
     run_id = base.new_run()
     group = f"{job}-{run_id}"  # a job's groups carry its name (its ACL)
     base.seed_group(group, topic, base.end_offsets([topic])[topic])
     base.progress(f"{KEY}: fire-and-forget: {records} readings with acks=0 to {topic}")
     produced = generator.produce(topic, records, run=run_id, producer_config={"acks": "0", "enable.idempotence": False})
-    pg.ensure(at_most_once.DDL)
+    pg.ensure(at_most_once.DDL, table=table)
     args = ["--group", group, "--instance-id", group, "--batch", "250", "--max-idle-seconds", "3"]
     crashed = base.spawn_job(job, args, env={"KP_CRASH_AFTER_COMMIT": str(crash_after_commit)})
     rc = crashed.wait(timeout=90)
     if crash_after_commit:
         base.progress(f"{KEY}: consumer crashed after commit {crash_after_commit}, before processing (exit {rc}); "
                       "restarting from the committed offsets")
-    count_sql = f"SELECT count(*) FROM {at_most_once.TABLE} WHERE run = %s"
+    count_sql = f"SELECT count(*) FROM {table} WHERE run = %s"
     kill_points = []
     for k in range(sigkills):
         before = pg.query(count_sql, (run_id,))[0][0]
@@ -43,7 +43,7 @@ def run(records: int = 5_000, crash_after_commit: int = 3, sigkills: int = 0) ->
         kill_points.append(n)
         base.progress(f"{KEY}: consumer SIGKILLed while processing ({k + 1}/{sigkills}) at {n} rows; restarting")
     base.spawn_job(job, args).wait(timeout=120)
-    received = [tuple(r) for r in pg.query(f"SELECT sensor, seq FROM {at_most_once.TABLE} WHERE run = %s ORDER BY id",
+    received = [tuple(r) for r in pg.query(f"SELECT sensor, seq FROM {table} WHERE run = %s ORDER BY id",
                                            (run_id,))]
     # acks=0: every send "succeeds" locally; what was sent is what the producer handed over.
     d = account(produced.acked, received, order="per-key")

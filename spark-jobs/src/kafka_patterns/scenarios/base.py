@@ -1,6 +1,6 @@
 """What scenarios share: the Outcome they report against the catalogue's promise, the
 shapes of run shared by several patterns, and the runner kit (kafka_patterns.runner)
-and catalogue accessors under one name, `base`."""
+and catalogue accessors by job name under one name, `base`."""
 
 from __future__ import annotations
 
@@ -11,13 +11,6 @@ from dataclasses import dataclass, field
 from kafka_patterns import catalogue, generator, pg
 from kafka_patterns.delivery import Delivery, Order, account
 from kafka_patterns.jobs import readings_to_postgres
-from kafka_patterns.jobs.base import (  # noqa: F401 - the scenarios' kit
-    deadletter_topic,
-    input_topics,
-    lookup_topics,
-    output_table,
-    output_topics,
-)
 from kafka_patterns.runner import (  # noqa: F401 - the scenarios' kit
     checkpoint,
     end_offsets,
@@ -76,6 +69,19 @@ HEADERS = ["pattern", "in", "out", "lost", "duplicated", "reordered", "verdict",
 
 def promise(job: str) -> dict[str, str]:
     return dict(catalogue.jobs()[job]["promise"])
+
+
+def input_topics(job: str) -> list[str]:
+    return list(catalogue.job(job).inputs)
+
+
+def output_topics(job: str) -> list[str]:
+    return list(catalogue.job(job).output_topics)
+
+
+def output_table(job: str) -> str:
+    """The job's PostgreSQL sink table (catalogue output postgres:<table>)."""
+    return catalogue.job(job).table
 
 
 def timed(fn):

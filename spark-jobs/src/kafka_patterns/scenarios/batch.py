@@ -49,10 +49,10 @@ def contiguous(ranges: list[tuple[int, str, int, int, int]], first: dict, ends: 
 @base.timed
 def run(records: int = 3_000, more: int = 2_000, crash: bool = False) -> base.Outcome:
     job = JOBS[0]
-    topic = base.input_topics(job)[0]
+    topic, table = base.input_topics(job)[0], base.output_table(job)
     run_id = base.new_run()
     ledger = f"batch-{run_id}"
-    pg.ensure(*batch_aggregate.DDL)
+    pg.ensure(*batch_aggregate.DDL, table=table)
     first = base.end_offsets([topic])
     base.progress(f"{KEY}: producing {records} readings to {topic}")
     batch1 = generator.produce(topic, records, run=run_id)
@@ -67,7 +67,7 @@ def run(records: int = 3_000, more: int = 2_000, crash: bool = False) -> base.Ou
                               env={"KP_CRASH_BEFORE_COMMIT": "1"})
         rc = proc.wait(timeout=120)
         left = pg.query(f"""SELECT (SELECT count(*) FROM batch_ranges WHERE ledger_key = %s)
-                            + (SELECT count(*) FROM {batch_aggregate.TABLE} WHERE ledger_key = %s)""",
+                            + (SELECT count(*) FROM {table} WHERE ledger_key = %s)""",
                         (ledger, ledger))[0][0]
         crash_checks = {"the run crashed before its commit (exit 137)": rc == 137,
                         "the crashed run left no range and no aggregates behind": left == 0}
@@ -83,7 +83,7 @@ def run(records: int = 3_000, more: int = 2_000, crash: bool = False) -> base.Ou
     ranges = pg.query("""SELECT batch_run, topic, kafka_partition, start_offset, end_offset FROM batch_ranges
                          WHERE ledger_key = %s ORDER BY batch_run, topic, kafka_partition""", (ledger,))
     runs = pg.query("SELECT count(*) FROM batch_runs WHERE ledger_key = %s", (ledger,))[0][0]
-    rows = pg.query(f"""SELECT batch_run, sensor, n, temperature_sum, last_seq FROM {batch_aggregate.TABLE}
+    rows = pg.query(f"""SELECT batch_run, sensor, n, temperature_sum, last_seq FROM {table}
                         WHERE ledger_key = %s AND run = %s""", (ledger, run_id))
     got: dict[str, list] = defaultdict(lambda: [0, 0.0, -1])
     per_run: dict[int, int] = defaultdict(int)

@@ -16,12 +16,18 @@ from collections import defaultdict
 
 from kafka_patterns import catalogue, clients, generator, pg, readings
 from kafka_patterns.delivery import Delivery, account
-from kafka_patterns.jobs.pipeline import STAGES, WINDOW_MS, job_name
+from kafka_patterns.jobs.pipeline import STAGES, WINDOW_MS, stage_of
 from kafka_patterns.scenarios import base
 
 PATTERN = catalogue.pattern_of_scenario(__name__)
 KEY, JOBS = PATTERN.name, PATTERN.job_names
 STATIONS = 4
+
+
+def stages() -> dict[str, catalogue.Job]:
+    """The pattern's jobs by the stage their catalogue args give them, in pipeline order."""
+    by_stage = {stage_of(job): job for job in PATTERN.jobs}
+    return {stage: by_stage[stage] for stage in STAGES}
 
 
 def profiles(run: str, stations: int = STATIONS) -> dict[str, dict]:
@@ -51,13 +57,13 @@ def produce_profiles_and_malformed(run: str, malformed: int) -> list[str]:
     """The station profiles (compacted topic, keyed by station) and `malformed` bad
     records keyed malformed-<run>-<i>; returns the malformed keys."""
     producer = clients.producer()
-    (profiles_topic,) = base.lookup_topics(job_name("enrich"))
+    (profiles_topic,) = stages()["enrich"].lookups
     for station, profile in profiles(run).items():
         producer.produce(profiles_topic, key=station, value=json.dumps(profile))
     keys = [f"malformed-{run}-{i}" for i in range(malformed)]
+    (raw,) = stages()["clean"].inputs
     for i, k in enumerate(keys):
-        producer.produce(base.input_topics(job_name("clean"))[0], key=k,
-                         value=generator.MALFORMED[i % len(generator.MALFORMED)])
+        producer.produce(raw, key=k, value=generator.MALFORMED[i % len(generator.MALFORMED)])
     if producer.flush(30):
         raise RuntimeError("profiles/malformed records not acknowledged within 30s")
     return keys
@@ -69,7 +75,7 @@ def clean_with_kills(run_id: str, starting: dict, cleaned: str, kills: int, tota
     each time once the cleaned topic has grown, restarting from its checkpoint (a batch
     written but not committed is written again: duplicates downstream). The caller
     drains the stage bounded afterwards."""
-    job = job_name("clean")
+    job = stages()["clean"].name
     log = base.checkpoint(job, run_id).parent / f"{job}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     args = base.job_args(job, run_id, starting, "--max-offsets-per-trigger", str(max(50, total // 8)),
@@ -93,9 +99,11 @@ def clean_with_kills(run_id: str, starting: dict, cleaned: str, kills: int, tota
 
 @base.timed
 def run(records: int = 1_500, malformed: int = 30, kills: int = 0) -> base.Outcome:
-    raw, cleaned = base.input_topics(job_name("clean"))[0], base.input_topics(job_name("enrich"))[0]
-    enriched, aggregated = base.input_topics(job_name("aggregate"))[0], base.input_topics(job_name("sink"))[0]
-    deadletter = base.deadletter_topic(job_name("clean"))
+    jobs = stages()
+    # What each stage reads: raw readings, then what the stage before it wrote.
+    reads = {stage: job.inputs[0] for stage, job in jobs.items()}
+    raw, cleaned, enriched, aggregated = reads.values()
+    deadletter = jobs["clean"].deadletter_topic
     run_id = base.new_run()
     start = base.end_offsets([raw, cleaned, enriched, aggregated, deadletter])
     base.progress(f"{KEY}: producing {STATIONS} station profiles, {records} readings and {malformed} malformed "
@@ -103,12 +111,12 @@ def run(records: int = 1_500, malformed: int = 30, kills: int = 0) -> base.Outco
     bad_keys = produce_profiles_and_malformed(run_id, malformed)
     produced = generator.produce(raw, records, run=run_id)
     kills_done = []
-    for stage, topic in zip(STAGES, (raw, cleaned, enriched, aggregated), strict=True):
-        outputs = ", ".join(base.catalogue.jobs()[job_name(stage)]["outputs"])
-        base.progress(f"{KEY}: stage {stage}: {topic} -> {outputs}")
+    for stage, job in jobs.items():
+        topic = reads[stage]
+        base.progress(f"{KEY}: stage {stage}: {topic} -> {', '.join(job.outputs)}")
         if stage == "clean" and kills:
             kills_done = clean_with_kills(run_id, {topic: start[topic]}, cleaned, kills, records)
-        base.run_job(job_name(stage), run_id, {topic: start[topic]})
+        base.run_job(job.name, run_id, {topic: start[topic]})
 
     # Dead letters: exactly the malformed records, each with a reason.
     dead = [m for m in base.read_records({deadletter: start[deadletter]})
@@ -128,7 +136,7 @@ def run(records: int = 1_500, malformed: int = 30, kills: int = 0) -> base.Outco
     cleaned_d = account(produced.acked, cleaned_ids, order="none")
     # The sink: window aggregates against Python's.
     got = {(s, w): (n, t) for s, w, n, t in pg.query(
-        f"SELECT station, window_start, n, temperature_sum FROM {base.output_table(job_name('sink'))} "
+        f"SELECT station, window_start, n, temperature_sum FROM {jobs['sink'].table} "
         "WHERE run = %s", (run_id,))}
     want = expected_windows(produced.readings)
     missing, extra = window_gaps(want, got)
@@ -154,5 +162,5 @@ def run(records: int = 1_500, malformed: int = 30, kills: int = 0) -> base.Outco
              *[f"clean stage kill {i + 1}: {k}" for i, k in enumerate(kills_done)]]
     if kills:
         checks[f"clean stage killed {kills} times and restarted"] = len(kills_done) == kills
-    return base.Outcome(KEY, JOBS, delivery, base.promise(job_name("sink")), records_in=len(produced.acked),
+    return base.Outcome(KEY, JOBS, delivery, base.promise(jobs["sink"].name), records_in=len(produced.acked),
                         records_out=accounted, checks=checks, notes=notes)

@@ -18,7 +18,7 @@ KEY, JOBS = PATTERN.name, PATTERN.job_names
 @base.timed
 def run(records: int = 4_000) -> base.Outcome:
     job = JOBS[0]
-    topic = base.input_topics(job)[0]
+    topic, table = base.input_topics(job)[0], base.output_table(job)
     run_id = base.new_run()
     starting = base.end_offsets([topic])[topic]
     # A little before the first record: brokers and this host share a clock here.
@@ -28,10 +28,10 @@ def run(records: int = 4_000) -> base.Outcome:
     expected = job_module.aggregate(produced.readings)
     base.progress(f"{KEY}: replaying from offsets, then from timestamp {since_ms}")
     with credentials.as_user(job):
-        job_module.main(["--run", run_id, "--from-offsets", json.dumps(starting)])
-        job_module.main(["--run", run_id, "--from-timestamp", str(since_ms)])
+        job_module.main(["--job", job, "--run", run_id, "--from-offsets", json.dumps(starting)])
+        job_module.main(["--job", job, "--run", run_id, "--from-timestamp", str(since_ms)])
     got = {label: {s: (n, m) for s, n, m in pg.query(
-        f"SELECT sensor, n, mean_temperature FROM {job_module.TABLE} WHERE run = %s AND replay = %s",
+        f"SELECT sensor, n, mean_temperature FROM {table} WHERE run = %s AND replay = %s",
         (run_id, label))} for label in ("offsets", "timestamp")}
     n_off = sum(n for n, _ in got["offsets"].values())
     lost = max(0, records - n_off)

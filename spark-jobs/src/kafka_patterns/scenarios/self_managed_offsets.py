@@ -50,10 +50,10 @@ def read_range(topic: str, start: dict[int, int], end: dict[int, int], timeout: 
 @base.timed
 def run(records: int = 4_000, kills: int = 2) -> base.Outcome:
     job = JOBS[0]
-    topic = base.input_topics(job)[0]
+    topic, table = base.input_topics(job)[0], base.output_table(job)
     run_id = base.new_run()
     name = f"smo-{run_id}"
-    pg.ensure(*job_module.DDL)
+    pg.ensure(*job_module.DDL, table=table)
     starting = base.end_offsets([topic])[topic]
     base.progress(f"{KEY}: producing {records} readings to {topic}")
     generator.produce(topic, records, run=run_id)
@@ -82,7 +82,7 @@ def run(records: int = 4_000, kills: int = 2) -> base.Outcome:
     final = base.spawn_job(job, [*args, "--max-idle-seconds", "10"])
     rc = final.wait(timeout=120)
     state = {s: (n, tsum, last) for s, n, tsum, last in pg.query(
-        f"SELECT sensor, n, temperature_sum, last_seq FROM {job_module.TABLE} WHERE consumer = %s", (name,))}
+        f"SELECT sensor, n, temperature_sum, last_seq FROM {table} WHERE consumer = %s", (name,))}
     want = readings.totals_per_sensor(read_range(topic, starting, end))
     lost = sum(max(0, n - state.get(s, (0,))[0]) for s, (n, _, _) in want.items())
     duplicated = sum(max(0, n - want.get(s, (0,))[0]) for s, (n, _, _) in state.items())

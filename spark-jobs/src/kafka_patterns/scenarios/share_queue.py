@@ -29,11 +29,11 @@ def joined_members(group: str) -> int:
 @base.timed
 def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed: float = 0.01) -> base.Outcome:
     job = JOBS[0]
-    (topic,) = base.input_topics(job)
+    (topic,), table = base.input_topics(job), base.output_table(job)
     partitions = catalogue.topics()[topic].partitions
     run_id = base.new_run()
     group = f"{job}-{run_id}"  # a job's groups carry its name (its ACL)
-    pg.ensure(*sq.DDL)
+    pg.ensure(*sq.DDL, table=table)
     # A new share group starts at `latest` by default; this one starts a couple of
     # minutes back, so records produced while its members are still joining count too.
     try:
@@ -57,7 +57,7 @@ def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed
         acked = set(out.acked)
         base.progress(f"{KEY}: waiting for all {len(acked)} readings to be accepted")
         try:
-            base.wait_for_rows(f"SELECT count(DISTINCT (record_key, record_seq)) FROM {sq.TABLE} "
+            base.wait_for_rows(f"SELECT count(DISTINCT (record_key, record_seq)) FROM {table} "
                                "WHERE grp = %s AND record_run = %s",
                                (group, run_id), len(acked), 60, "every reading to be accepted")
         except TimeoutError as e:
@@ -71,11 +71,11 @@ def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed
                 proc.wait(timeout=30)
             except Exception:
                 base.hard_kill(proc)
-    rows = pg.query(f"SELECT record_key, record_seq, consumer, delivery_count FROM {sq.TABLE} "
+    rows = pg.query(f"SELECT record_key, record_seq, consumer, delivery_count FROM {table} "
                     "WHERE grp = %s AND record_run = %s ORDER BY id", (group, run_id))
     received = [(k, s) for k, s, _, _ in rows]
     d = account(acked, received, order="none")
-    others = pg.query(f"SELECT count(*) FROM {sq.TABLE} WHERE grp = %s AND record_run <> %s", (group, run_id))[0][0]
+    others = pg.query(f"SELECT count(*) FROM {table} WHERE grp = %s AND record_run <> %s", (group, run_id))[0][0]
     per_consumer: dict[str, int] = {}
     for _, _, c, _ in rows:
         per_consumer[c] = per_consumer.get(c, 0) + 1

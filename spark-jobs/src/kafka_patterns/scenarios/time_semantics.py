@@ -55,7 +55,8 @@ def gaps(want: Counter, got: Counter) -> tuple[int, int]:
 @base.timed
 def run(records: int = 600, late: float = 0.1) -> base.Outcome:
     job = JOBS[0]
-    source, ingest = base.input_topics(job)
+    topics = job_module.topic_of(catalogue.job(job))
+    source, ingest = topics["event"], topics["ingestion"]
     run_id = base.new_run()
     starting = base.end_offsets([source, ingest])
     first = records * 2 // 3

@@ -27,11 +27,11 @@ def events(group: str) -> list[tuple]:
 @base.timed
 def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int = 1) -> base.Outcome:
     job = JOBS[0]
-    (topic,) = base.input_topics(job)
+    (topic,), table = base.input_topics(job), base.output_table(job)
     partitions = len(base.end_offsets([topic])[topic])
     run_id = base.new_run()
     group = f"{job}-{run_id}"  # a job's groups carry its name (its ACL)
-    pg.ensure(*wq.DDL)
+    pg.ensure(*wq.DDL, table=table)
     base.seed_group(group, topic, base.end_offsets([topic])[topic])
     log = base.checkpoint(job, run_id).parent / "workers.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -55,7 +55,7 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int 
                                                                                      run=run_id)))
         base.progress(f"{KEY}: producing {records} work items at {rate:.0f}/s")
         producer.start()
-        done_sql = f"SELECT count(*) FROM {wq.TABLE} WHERE grp = %s"
+        done_sql = f"SELECT count(*) FROM {table} WHERE grp = %s"
         victims = []
         for k in range(kills):
             base.wait_for_rows(done_sql, (group,), records * (k + 1) // (kills + 2), 60, "workers to make progress")
@@ -74,7 +74,7 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int 
         def all_done():
             # Every item written, and the group's offsets at the end (malformed items
             # are dead-lettered, never written).
-            seen = pg.query(f"SELECT count(DISTINCT (record_key, record_seq)) FROM {wq.TABLE} WHERE grp = %s",
+            seen = pg.query(f"SELECT count(DISTINCT (record_key, record_seq)) FROM {table} WHERE grp = %s",
                             (group,))[0][0]
             return seen >= len(acked) and base.group_caught_up(group, ends)
         try:
@@ -94,7 +94,7 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int 
                 proc.wait(timeout=30)
             except Exception:
                 base.hard_kill(proc)
-    rows = pg.query(f"SELECT record_key, record_seq, worker, kafka_partition FROM {wq.TABLE} "
+    rows = pg.query(f"SELECT record_key, record_seq, worker, kafka_partition FROM {table} "
                     "WHERE grp = %s ORDER BY id", (group,))
     received = [(k, s) for k, s, _, _ in rows]
     d = account(acked, received, order="per-key")
@@ -118,7 +118,7 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int 
         checks["the killed workers' partitions moved to survivors"] = moved
         checks["a previously idle worker took over partitions"] = bool(idle_worked_later) or workers <= partitions
     first_kill = min(deaths.values()) if deaths else datetime.now(UTC)
-    early = pg.query(f"SELECT count(*) FROM {wq.TABLE} WHERE grp = %s AND worker = ANY(%s) AND processed_at < %s",
+    early = pg.query(f"SELECT count(*) FROM {table} WHERE grp = %s AND worker = ANY(%s) AND processed_at < %s",
                      (group, idle_before, first_kill))[0][0]
     checks["idle workers processed nothing while all were alive"] = early == 0
     return base.Outcome(KEY, JOBS, d, base.promise(job), len(acked), len(received), checks=checks, notes=notes)

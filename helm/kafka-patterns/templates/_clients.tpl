@@ -1,0 +1,86 @@
+{{/* How each client job module runs on Kubernetes, from its command line
+     (spark-jobs/src/kafka_patterns/jobs/<module>.py), keyed by catalogue `module`:
+       memberArgs: what makes each pod a member of its own, given after the catalogue's
+         arguments; $(POD_NAME) is the pod's name (downward API), which starts with the
+         Deployment's name, the job's name: the prefix its KafkaUser's ACLs allow.
+       single: one pod at most (not shared out by a group).
+       once: runs to completion, not until stopped.
+     A client job whose module is not here fails the render: its runtime needs deciding. */}}
+{{- define "kp.clientRuntimes" -}}
+# A consumer-group member; --worker-id names its rows in work_done.
+kafka_patterns.jobs.work_queue: {memberArgs: [--worker-id, "$(POD_NAME)"]}
+# A share consumer; --consumer-id names its rows in share_done.
+kafka_patterns.jobs.share_queue: {memberArgs: [--consumer-id, "$(POD_NAME)"]}
+# A consumer-group member that commits before processing.
+kafka_patterns.jobs.at_most_once: {}
+# Transactional consume-transform-produce: one transactional.id per producer. A deleted
+# pod's successor has another name, so the zombie is fenced by its group generation
+# (send_offsets_to_transaction with the group metadata, KIP-447), not by the id, and its
+# open transaction aborts after the transaction timeout.
+kafka_patterns.jobs.transactional_copier: {memberArgs: [--transactional-id, "$(POD_NAME)"]}
+kafka_patterns.jobs.request_reply: {memberArgs: [--transactional-id, "$(POD_NAME)"]}
+# Assigns itself every partition and keeps state and offsets under one --consumer name
+# (default: the job's): a second pod would apply every record twice.
+kafka_patterns.jobs.self_managed_offsets: {single: true}
+# Reads a run's readings up to the end offsets, writes their aggregate and exits; needs
+# --run and a start (clients.args, or kafka_patterns.kube.run_client_once).
+kafka_patterns.jobs.replay: {once: true}
+{{- end -}}
+
+{{/* The pod spec of a client job. Args: dict "root" $ "job" <catalogue job>
+     "runtime" <its kp.clientRuntimes entry> "restartPolicy" Always|Never
+     "labels" <the pods' labels>. */}}
+{{- define "kp.clientPodSpec" -}}
+{{- $root := .root -}}
+{{- $job := .job -}}
+{{- $clients := $root.Values.clients -}}
+{{- $args := concat (list $job.module) ($job.args | default list) (.runtime.memberArgs | default list)
+                    (index $clients.args $job.name | default list) | toStrings -}}
+restartPolicy: {{ .restartPolicy }}
+# The jobs talk to Kafka and PostgreSQL, never to the Kubernetes API.
+automountServiceAccountToken: false
+{{- if $clients.topologySpread.enabled }}
+topologySpreadConstraints:
+  {{- include "kp.topologySpread" (dict "spread" $clients.topologySpread "labels" .labels) | nindent 2 }}
+{{- end }}
+securityContext:
+  # The image's own unprivileged user (spark-jobs/Dockerfile: USER 185).
+  runAsNonRoot: true
+  seccompProfile: {type: RuntimeDefault}
+containers:
+  - name: job
+    image: {{ include "kp.image" $root | quote }}
+    imagePullPolicy: {{ $root.Values.spark.image.pullPolicy }}
+    # Plain Python on the Spark image, through the launcher the Spark applications use
+    # (spark.launcher); tini as PID 1 passes SIGTERM on (a Python PID 1 would ignore it
+    # unless the job handles it) and reaps.
+    command: [/usr/bin/tini, --, python3, {{ trimPrefix "local://" $root.Values.spark.launcher | quote }}]
+    # The module, the catalogue's arguments, the pod's own, clients.args'.
+    args:
+      {{- toYaml $args | nindent 6 }}
+    env:
+      - name: POD_NAME
+        valueFrom:
+          fieldRef: {fieldPath: metadata.name}
+      {{- include "kp.jobEnv" (dict "root" $root "job" $job) | nindent 6 }}
+    {{- with $clients.resources }}
+    resources:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    securityContext:
+      allowPrivilegeEscalation: false
+      # The jobs write nothing but to Kafka and PostgreSQL (/tmp for anything else).
+      readOnlyRootFilesystem: true
+      capabilities: {drop: [ALL]}
+    volumeMounts:
+      - {name: tmp, mountPath: /tmp}
+      {{- with include "kp.clusterCaMount" $root }}
+      {{- . | nindent 6 }}
+      {{- end }}
+volumes:
+  - name: tmp
+    emptyDir: {}
+  {{- with include "kp.clusterCaVolume" $root }}
+  {{- . | nindent 2 }}
+  {{- end }}
+{{- end -}}
