@@ -6,20 +6,19 @@ records back. Nothing here judges a result: that is the scenarios' part."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
-import os
-import signal
 import subprocess
 import sys
 import uuid
 from collections.abc import Sequence
 from pathlib import Path, PurePath
 
+import psycopg
 from confluent_kafka import TopicPartition
 
 from kafka_patterns import catalogue, clients, credentials, pg, settings
+from kafka_patterns.services import CRASH_AFTER_BATCH, FailureMode, JobService
 
 
 def new_run() -> str:
@@ -98,64 +97,71 @@ def run_job(job: str, run: str, starting: dict[str, dict[int, int]] | None = Non
 
 
 def spawn_job(job: str, args: Sequence[str], log: Path | None = None,
-              env: dict[str, str] | None = None) -> subprocess.Popen:
+              env: dict[str, str] | None = None) -> JobService:
     """Start a catalogue job as its own process group (so a kill takes its JVM too)."""
-    module = catalogue.job(job).module
-    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - handed to the child
-    return subprocess.Popen([sys.executable, "-m", module, "--job", job, *args], stdout=out, stderr=subprocess.STDOUT,
-                            start_new_session=True, env={**os.environ, "KP_KAFKA_USER": job, **(env or {})})
+    return JobService(job, args, log, env).start()
 
 
-def hard_kill(proc: subprocess.Popen) -> None:
+def hard_kill(service: JobService) -> None:
     """SIGKILL the job's whole process group: no shutdown hooks, like a crashed pod."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
+    service.hard_kill()
 
 
 def run_with_kills(job: str, run: str, starting: dict[str, dict[int, int]], kills: int, count_sql: str,
-                   total: int, *extra: str, timeout: float = 90, drain: Sequence[str] = ()) -> list[str]:
+                   total: int, *extra: str, timeout: float = 90, drain: Sequence[str] = (),
+                   crash_first: bool = True) -> list[str]:
     """Run a job as its own process and kill it `kills` times mid-stream, restarting it
     from its checkpoint each time, then drain it bounded. The first kill is the worst
     case, a crash right after a micro-batch's sink write and before its checkpoint
     commit (KP_CRASH_AFTER_BATCH); the others are SIGKILLs from outside once the sink
     has grown. Returns what each kill was. count_sql counts the run's sink rows; `drain`
-    adds options for the final bounded run only (e.g. bigger micro-batches)."""
+    adds options for the final bounded run only (e.g. bigger micro-batches). A job whose
+    sink is Spark's own (the Kafka sink, no foreachBatch to crash in) passes
+    crash_first=False: every kill is then a SIGKILL."""
     log = checkpoint(job, run).parent / f"{job}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
+    service = JobService(job, job_args(job, run, starting, *extra, bounded=False), log)
     kills_done = []
     for k in range(kills):
-        before = pg.query(count_sql, (run,))[0][0]
-        if k == 0:
-            proc = spawn_job(job, job_args(job, run, starting, *extra, bounded=False), log,
-                             env={"KP_CRASH_AFTER_BATCH": "2"})
+        before = count_rows(count_sql, (run,))
+        if k == 0 and crash_first:
+            service.start(env={CRASH_AFTER_BATCH: "2"})
             try:
-                rc = proc.wait(timeout=timeout)
+                rc = service.kill(FailureMode.CRASH_AFTER_WRITE, timeout=timeout)
             except subprocess.TimeoutExpired:
-                hard_kill(proc)
-                raise RuntimeError(f"{job} did not reach batch 2 within {timeout:.0f}s; its log: {log}") from None
-            hard_kill(proc)  # the crashed Python leaves its JVM behind, still in the group
-            n = pg.query(count_sql, (run,))[0][0]
+                service.hard_kill()
+                raise RuntimeError(f"{job} did not reach batch 2 within {timeout:.0f}s; "
+                                   f"{service.log_tail()}") from None
+            n = count_rows(count_sql, (run,))
             kills_done.append(f"crash after sink write of batch 2 (exit {rc}) at {n}/{total} rows")
         else:
-            proc = spawn_job(job, job_args(job, run, starting, *extra, bounded=False), log)
+            service.start()
             step = max(1, (total - before) // (kills + 1 - k))
             try:
                 n = wait_for_rows(count_sql, (run,), before + step, timeout, f"{job} to write {step} more rows")
             except TimeoutError:
-                hard_kill(proc)
-                raise RuntimeError(f"{job} made no progress before kill {k + 1}; its log: {log}") from None
-            hard_kill(proc)
+                service.hard_kill()
+                raise RuntimeError(f"{job} made no progress before kill {k + 1}; {service.log_tail()}") from None
+            service.kill(FailureMode.SIGKILL)
             kills_done.append(f"SIGKILL at {n}/{total} rows")
         progress(f"{job}: kill {k + 1}/{kills}: {kills_done[-1]}; restarting from its checkpoint")
     run_job(job, run, starting, *extra, *drain)
     return kills_done
 
 
+def count_rows(sql: str, params: Sequence) -> int:
+    """A COUNT query's result; 0 while its table does not exist yet (a sink that creates
+    its table on its first write, like the Debezium JDBC sink on a new cluster)."""
+    try:
+        return pg.query(sql, params)[0][0]
+    except psycopg.errors.UndefinedTable:
+        return 0
+
+
 def wait_for_rows(sql: str, params: Sequence, at_least: int, timeout: float, what: str) -> int:
     """Poll a COUNT query until it reaches at_least; returns the count."""
     def count() -> int | None:
-        n = pg.query(sql, params)[0][0]
+        n = count_rows(sql, params)
         return n if n >= at_least else None
     return clients.wait_until(count, timeout, interval=0.5, what=what)
 

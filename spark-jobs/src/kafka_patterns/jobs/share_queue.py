@@ -56,11 +56,17 @@ def decide(msgs: Iterable[Message], group: str, consumer: str, now: datetime
     return rows, acks, bad
 
 
-def configure_group(group: str, reset: str = "earliest") -> None:
+def configure_group(group: str, reset: str = "earliest", lock_ms: int | None = None) -> None:
     """Where a new share group starts: share.auto.offset.reset (latest | earliest |
-    by_duration:<ISO-8601 duration>), a group config set through the admin API."""
-    entry = ConfigEntry("share.auto.offset.reset", reset, incremental_operation=AlterConfigOpType.SET)
-    res = ConfigResource(ResourceType.GROUP, group, incremental_configs=[entry])
+    by_duration:<ISO-8601 duration>), a group config set through the admin API; and
+    optionally share.record.lock.duration.ms, how long a record stays acquired by a
+    member that does not acknowledge it (a dead one) before it is delivered again (the
+    brokers bound it: group.share.min.record.lock.duration.ms, 15 s by default)."""
+    configs = {"share.auto.offset.reset": reset}
+    if lock_ms is not None:
+        configs["share.record.lock.duration.ms"] = str(lock_ms)
+    entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in configs.items()]
+    res = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
     admin = clients.admin()  # kept referenced until the futures resolve
     for future in admin.incremental_alter_configs([res]).values():
         future.result(timeout=30)

@@ -27,6 +27,7 @@ from kafka_patterns.runner import (  # noqa: F401 - the scenarios' kit
     spawn_job,
     wait_for_rows,
 )
+from kafka_patterns.services import FailureMode, JobService, stop_all  # noqa: F401 - the scenarios' kit
 
 
 @dataclass

@@ -2,9 +2,14 @@
 partitions; readings trickle into share.queue (with a few malformed ones). Measured
 from PostgreSQL: every produced reading accepted (lost), accepted twice (duplicated,
 counted); checks: more consumers than partitions received records, every record
-delivered once (delivery count 1) and acknowledged once."""
+delivered once (delivery count 1) and acknowledged once. With `kills`, members are
+SIGKILLed mid-stream (a short record lock, `lock_ms`, bounds how long the records they
+had acquired wait before they are delivered again); then redeliveries are expected and
+counted instead of checked away."""
 
 from __future__ import annotations
+
+import threading
 
 from kafka_patterns import catalogue, clients, credentials, generator, kafka_tool, pg
 from kafka_patterns.delivery import account
@@ -26,8 +31,22 @@ def joined_members(group: str) -> int:
     return sum(1 for r in rows if len(r) >= 5 and r[4].isdigit() and int(r[4]) > 0)
 
 
+def kill_members(procs: list[base.JobService], kills: int, records: int, table: str, group: str, run_id: str,
+                 notes: list[str]) -> None:
+    """SIGKILL `kills` members one after another, each once the group has accepted a
+    further share of the records, so each dies mid-stream holding acquired records."""
+    for k in range(kills):
+        base.wait_for_rows(f"SELECT count(*) FROM {table} WHERE grp = %s AND record_run = %s", (group, run_id),
+                           records * (k + 1) // (kills + 2), 60, "share consumers to make progress")
+        victim = procs[k]
+        victim.kill(base.FailureMode.SIGKILL)
+        notes.append(f"SIGKILLed consumer c{k} mid-stream")
+        base.progress(f"{KEY}: {notes[-1]}")
+
+
 @base.timed
-def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed: float = 0.01) -> base.Outcome:
+def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed: float = 0.01,
+        kills: int = 0, lock_ms: int | None = None) -> base.Outcome:
     job = JOBS[0]
     (topic,), table = base.input_topics(job), base.output_table(job)
     partitions = catalogue.topics()[topic].partitions
@@ -37,7 +56,7 @@ def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed
     # A new share group starts at `latest` by default; this one starts a couple of
     # minutes back, so records produced while its members are still joining count too.
     try:
-        sq.configure_group(group, "by_duration:PT2M")
+        sq.configure_group(group, "by_duration:PT2M", lock_ms)
     except Exception as e:
         raise RuntimeError(f"cannot configure share group {group} ({e}): share groups need Kafka 4.x brokers "
                            "with the share.version feature finalized at 1 or more (kafka-features describe)") from e
@@ -53,24 +72,24 @@ def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed
                            what=f"{consumers} members with partitions in share group {group}")
         base.progress(f"{KEY}: {consumers} share consumers in {group} on {topic} ({partitions} partitions); "
                       f"producing {records} readings at {rate:.0f}/s")
-        out = generator.produce(topic, records, rate=rate, run=run_id, malformed=malformed)
+        produced: list = []
+        producer = threading.Thread(target=lambda: produced.append(
+            generator.produce(topic, records, rate=rate, run=run_id, malformed=malformed)))
+        producer.start()
+        kill_members(procs, kills, records, table, group, run_id, notes)
+        producer.join()
+        (out,) = produced
         acked = set(out.acked)
         base.progress(f"{KEY}: waiting for all {len(acked)} readings to be accepted")
         try:
             base.wait_for_rows(f"SELECT count(DISTINCT (record_key, record_seq)) FROM {table} "
                                "WHERE grp = %s AND record_run = %s",
-                               (group, run_id), len(acked), 60, "every reading to be accepted")
+                               (group, run_id), len(acked), 60 + 2 * (lock_ms or 0) / 1000,
+                               "every reading to be accepted")
         except TimeoutError as e:
-            notes.append(str(e))
+            notes.append(f"{e}; the consumers' {procs[-1].log_tail()}")
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=30)
-            except Exception:
-                base.hard_kill(proc)
+        base.stop_all(procs)
     rows = pg.query(f"SELECT record_key, record_seq, consumer, delivery_count FROM {table} "
                     "WHERE grp = %s AND record_run = %s ORDER BY id", (group, run_id))
     received = [(k, s) for k, s, _, _ in rows]
@@ -82,11 +101,10 @@ def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed
     redelivered = sum(1 for *_, n in rows if n != 1)
     notes.append(f"records per consumer {dict(sorted(per_consumer.items()))}; {out.malformed} malformed "
                  f"records rejected; {redelivered} redeliveries; {others} older readings (earlier runs) also accepted")
-    checks = {
-        f"more consumers than partitions ({partitions}) received records": len(per_consumer) > partitions,
-        "every record delivered once (delivery count 1)": redelivered == 0,
-        "every accepted record acknowledged once": d.duplicated == 0,
-    }
+    checks = {f"more consumers than partitions ({partitions}) received records": len(per_consumer) > partitions}
+    if not kills:  # a killed member's unacknowledged records are redelivered: counted, not checked away
+        checks["every record delivered once (delivery count 1)"] = redelivered == 0
+        checks["every accepted record acknowledged once"] = d.duplicated == 0
     if len(per_consumer) <= partitions:
         notes.append("share groups hand records of one partition to several consumers; if only one consumer per "
                      "partition got records, check the brokers' share.version feature (kafka-features describe)")

@@ -86,7 +86,7 @@ def run(records: int = 6_000, kills: int = 3) -> base.Outcome:
         proc.wait(timeout=120)
     finally:
         probe.close()
-        if proc is not None and proc.poll() is None:
+        if proc is not None and proc.alive():
             base.hard_kill(proc)
     seen = read_committed(target, start_out, run_id, records)
     d = account(produced.acked, seen, order="per-key")

@@ -86,14 +86,7 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int 
         # Ownership is judged up to here: the shutdown's own rebalances (SIGTERM can land
         # inside a rebalance callback) are not part of the run.
         stop_at = datetime.now(UTC)
-        for w, proc in procs.items():
-            if w not in deaths and proc.poll() is None:
-                proc.terminate()
-        for proc in procs.values():
-            try:
-                proc.wait(timeout=30)
-            except Exception:
-                base.hard_kill(proc)
+        base.stop_all(procs.values())
     rows = pg.query(f"SELECT record_key, record_seq, worker, kafka_partition FROM {table} "
                     "WHERE grp = %s ORDER BY id", (group,))
     received = [(k, s) for k, s, _, _ in rows]

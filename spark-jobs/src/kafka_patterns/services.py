@@ -1,0 +1,142 @@
+"""Job processes as service objects with a lifecycle (start, stop, kill, alive) and a
+log collected for failure messages, the way Kafka's own test framework (tests/kafkatest
+services) structures its services. A failure is a FailureMode parameter, so a fault
+test names the fault it injects instead of hand-rolling signals.
+
+Every job runs in its own session (process group): a Spark job's Python driver starts
+a JVM child, and a kill must take both, like a crashed pod."""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from kafka_patterns import catalogue
+
+
+class FailureMode(enum.Enum):
+    CLEAN_STOP = "clean stop"  # SIGTERM, the job's shutdown hooks run
+    SIGKILL = "sigkill"  # no shutdown hooks: a crashed pod
+    BOUNCE = "bounce"  # SIGKILL, then start again with the same arguments
+    CRASH_AFTER_WRITE = "crash after sink write"  # the Spark sink exits after a batch's write (jobs/base.py)
+    PAUSE = "pause"  # SIGSTOP for a while then SIGCONT: a GC pause or a frozen node
+
+
+# The env the Spark sink honours: exit right after this micro-batch's sink write, before
+# its checkpoint commit (the worst case for duplicates).
+CRASH_AFTER_BATCH = "KP_CRASH_AFTER_BATCH"
+
+
+class ProcessService:
+    """One command run as its own process group, its output appended to `log`."""
+
+    def __init__(self, cmd: Sequence[str], log: Path | None = None, env: dict[str, str] | None = None) -> None:
+        self.cmd, self.log, self.env = list(cmd), log, dict(env or {})
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, env: dict[str, str] | None = None) -> ProcessService:
+        """Start (again); `env` adds to the service's env for this start only."""
+        out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115 - handed to the child
+        try:
+            self.proc = subprocess.Popen(self.cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                         env={**os.environ, **self.env, **(env or {})})
+        finally:
+            if out is not subprocess.DEVNULL:
+                out.close()  # the child holds its own copy
+        return self
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None, "not started"
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def wait(self, timeout: float | None = None) -> int:
+        assert self.proc is not None, "not started"
+        return self.proc.wait(timeout=timeout)
+
+    def _signal(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.pid, sig)
+
+    def terminate(self) -> None:
+        """SIGTERM the group without waiting (stop_all stops several at once)."""
+        if self.alive():
+            self._signal(signal.SIGTERM)
+
+    def stop(self, timeout: float = 30) -> int:
+        """SIGTERM the group and wait; SIGKILL it if it does not exit in time."""
+        if self.alive():
+            self.terminate()
+            try:
+                return self.wait(timeout)
+            except subprocess.TimeoutExpired:
+                pass
+        return self.hard_kill()
+
+    def hard_kill(self) -> int:
+        """SIGKILL the whole group, even after the leader exited: a crashed Python driver
+        leaves its JVM behind in the group."""
+        self._signal(signal.SIGKILL)
+        return self.wait(30)
+
+    def kill(self, mode: FailureMode, pause_seconds: float = 5.0, timeout: float | None = None) -> int | None:
+        """Inject one failure; returns the exit status of the process it ended (None for
+        a pause). CRASH_AFTER_WRITE is chosen at start (the job crashes itself after a
+        write, see CRASH_AFTER_BATCH), so here it waits up to `timeout` for that crash
+        (TimeoutExpired if it does not come) and reaps the group."""
+        if mode is FailureMode.CLEAN_STOP:
+            return self.stop()
+        if mode is FailureMode.SIGKILL:
+            return self.hard_kill()
+        if mode is FailureMode.BOUNCE:
+            rc = self.hard_kill()
+            self.start()
+            return rc
+        if mode is FailureMode.CRASH_AFTER_WRITE:
+            rc = self.wait(timeout)
+            self.hard_kill()
+            return rc
+        self._signal(signal.SIGSTOP)  # PAUSE
+        try:
+            time.sleep(pause_seconds)
+        finally:
+            self._signal(signal.SIGCONT)
+        return None
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The end of the log, for a failure message."""
+        if not self.log or not self.log.exists():
+            return "(no log)"
+        tail = self.log.read_bytes().decode(errors="replace").splitlines()[-lines:]
+        return f"last {len(tail)} lines of {self.log}:\n" + "\n".join(tail)
+
+
+def stop_all(services: Iterable[ProcessService], timeout: float = 30) -> None:
+    """Stop several services in parallel: all get SIGTERM before any is waited for."""
+    services = list(services)
+    for service in services:
+        service.terminate()
+    for service in services:
+        service.stop(timeout)
+
+
+class JobService(ProcessService):
+    """A catalogue job run as its own process (`python -m <module> --job <name> ...`),
+    connecting as the job's own Kafka user (its ACLs)."""
+
+    def __init__(self, job: str, args: Sequence[str] = (), log: Path | None = None,
+                 env: dict[str, str] | None = None) -> None:
+        module = catalogue.job(job).module
+        super().__init__([sys.executable, "-m", module, "--job", job, *args], log,
+                         {"KP_KAFKA_USER": job, **(env or {})})
+        self.job = job
