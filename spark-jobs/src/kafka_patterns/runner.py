@@ -102,11 +102,6 @@ def spawn_job(job: str, args: Sequence[str], log: Path | None = None,
     return JobService(job, args, log, env).start()
 
 
-def hard_kill(service: JobService) -> None:
-    """SIGKILL the job's whole process group: no shutdown hooks, like a crashed pod."""
-    service.hard_kill()
-
-
 def run_with_kills(job: str, run: str, starting: dict[str, dict[int, int]], kills: int, count_sql: str,
                    total: int, *extra: str, timeout: float = 90, drain: Sequence[str] = (),
                    crash_first: bool = True) -> list[str]:

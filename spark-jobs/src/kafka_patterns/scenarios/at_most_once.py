@@ -39,7 +39,7 @@ def run(records: int = 5_000, crash_after_commit: int = 3, sigkills: int = 0) ->
         try:
             n = base.wait_for_rows(count_sql, (run_id,), before + 50, 60, f"{job} to process more")
         finally:
-            base.hard_kill(proc)
+            proc.hard_kill()
         kill_points.append(n)
         base.progress(f"{KEY}: consumer SIGKILLed while processing ({k + 1}/{sigkills}) at {n} rows; restarting")
     base.spawn_job(job, args).wait(timeout=120)

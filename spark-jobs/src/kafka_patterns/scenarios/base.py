@@ -15,7 +15,6 @@ from kafka_patterns.runner import (  # noqa: F401 - the scenarios' kit
     checkpoint,
     end_offsets,
     group_caught_up,
-    hard_kill,
     job_args,
     new_run,
     progress,

@@ -91,7 +91,7 @@ def clean_with_kills(run_id: str, starting: dict, cleaned: str, kills: int, tota
         try:
             clients.wait_until(lambda b=before: written() >= b + 50, timeout, what=f"{job} to write more")
         finally:
-            base.hard_kill(proc)
+            proc.hard_kill()
         done.append(f"SIGKILL after {written() - before} more records written")
         base.progress(f"{KEY}: clean stage kill {k + 1}/{kills}: {done[-1]}; restarting from its checkpoint")
     return done

@@ -53,7 +53,7 @@ def run(requests: int = 2_000) -> base.Outcome:
     current = [responder]
     try:
         clients.wait_until(lambda: collect(requests // 3), 90, interval=0, what="the first replies")
-        base.hard_kill(current[0])
+        current[0].hard_kill()
         killed = True
         base.progress(f"{KEY}: responder SIGKILLed after {len(replies)} replies; restarting it")
         current[0] = base.spawn_job(job, args)
@@ -62,7 +62,7 @@ def run(requests: int = 2_000) -> base.Outcome:
     except TimeoutError:
         pass  # the missing replies are counted as lost
     finally:
-        base.hard_kill(current[0])
+        current[0].hard_kill()
         consumer.close()
     correct = all(request_reply.answer(sent[cid]) == value for cid, value in replies if cid in sent)
     d = account([(cid, 0) for cid in sent], [(cid, 0) for cid, _ in replies], order="none")

@@ -75,7 +75,7 @@ def run(records: int = 4_000, kills: int = 2) -> base.Outcome:
             at = clients.wait_until(lambda b=before + step: (n := progress()) >= b and n, 60, interval=0.2,
                                     what=f"{job} to store more offsets")
         finally:
-            base.hard_kill(proc)
+            proc.hard_kill()
         kill_points.append(at)
         notes.append(f"SIGKILL at {at}/{total}")
         base.progress(f"{KEY}: consumer {notes[-1]} ({k + 1}/{kills}); restarting from the offsets in PostgreSQL")

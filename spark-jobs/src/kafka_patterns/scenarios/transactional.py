@@ -79,7 +79,7 @@ def run(records: int = 6_000, kills: int = 3) -> base.Outcome:
             step = (records - done) // (kills + 1 - k)
             n = clients.wait_until(lambda d=done, s=step: (c := committed_total(probe, group, source) - base_total)
                                    >= d + s and c, 60, what=f"{job} to commit {step} more")
-            base.hard_kill(proc)
+            proc.hard_kill()
             notes.append(f"SIGKILL at {n}/{records} committed")
             base.progress(f"{KEY}: kill {k + 1}/{kills}: {notes[-1]}; restarting (same transactional.id)")
         proc = base.spawn_job(job, [*args, "--max-idle-seconds", "3"])
@@ -87,7 +87,7 @@ def run(records: int = 6_000, kills: int = 3) -> base.Outcome:
     finally:
         probe.close()
         if proc is not None and proc.alive():
-            base.hard_kill(proc)
+            proc.hard_kill()
     seen = read_committed(target, start_out, run_id, records)
     d = account(produced.acked, seen, order="per-key")
     return base.Outcome(KEY, JOBS, d, base.promise(job), len(produced.acked), len(seen),

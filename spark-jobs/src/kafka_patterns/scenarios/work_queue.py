@@ -61,7 +61,7 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int 
             base.wait_for_rows(done_sql, (group,), records * (k + 1) // (kills + 2), 60, "workers to make progress")
             held = wq.owners_at(events(group), deaths, datetime.now(UTC))
             victim = next(w for w, ps in sorted(held.items()) if ps and w not in deaths)
-            base.hard_kill(procs[victim])
+            procs[victim].hard_kill()
             deaths[victim] = datetime.now(UTC)
             victims.append((victim, sorted(held[victim])))
             base.progress(f"{KEY}: SIGKILLed {victim} (owned partitions {sorted(held[victim])})")
