@@ -123,11 +123,11 @@ def test_job_package_imports_and_finds_the_catalogue(run: Run) -> None:
 
 
 def test_every_spark_job_starts_through_the_launcher(run: Run) -> None:
-    """What a SparkApplication runs: run_job.py <module> <args> (the chart's arguments) with
-    the job in KAFKA_PATTERNS_JOB (the chart's env), here with --help: the module, pyspark
-    and the job's catalogue entry load, no Kafka needed."""
+    """What a SparkApplication runs: run_job.py <module> (the chart's arguments) with the
+    job in KAFKA_PATTERNS_JOB (the chart's env), here with --help: the module, pyspark,
+    the job's catalogue entry and its catalogue args load, no Kafka needed."""
     commands = sorted(f"KAFKA_PATTERNS_JOB={shlex.quote(j['name'])} "
-                      + shlex.join(["python3", "/opt/spark/work-dir/run_job.py", j["module"], *j.get("args", [])])
+                      + shlex.join(["python3", "/opt/spark/work-dir/run_job.py", j["module"]])
                       for j in catalogue.jobs().values() if j["engine"] == "spark")
     assert commands
     loop = "; ".join(f"{c} --help >/dev/null 2>/tmp/err "

@@ -1,4 +1,5 @@
 import copy
+import inspect
 
 import pytest
 
@@ -102,3 +103,28 @@ def test_a_missing_job_or_role_fails_naming_the_catalogue_key():
         _ = catalogue.job("content-filter").table
     with pytest.raises(CatalogueError, match=r"jobs\.request-reply\.deadletter: not set"):
         _ = catalogue.job("request-reply").deadletter_topic
+
+
+def test_every_fault_a_pattern_declares_is_one_its_scenario_injects():
+    """The faults tier's matrix is the catalogue's patterns × their faults: each declared
+    fault must be one the scenario can inject, sized by its FAULT_RUN; a mode that is
+    not a FailureMode fails here, not in the middle of the faults tier."""
+    from kafka_patterns import scenarios
+    from kafka_patterns.services import FailureMode
+
+    for name, scenario in scenarios.modules().items():
+        declared = [FailureMode(m) for m in catalogue.patterns()[name].faults]
+        if not declared:
+            continue
+        assert set(declared) <= set(scenario.FAULTS), f"{name}: declares {declared}, injects {scenario.FAULTS}"
+        assert isinstance(scenario.FAULT_RUN, dict), f"{name}: no FAULT_RUN to size its fault runs"
+        assert "faults" in inspect.signature(scenario.run).parameters, f"{name}: run() takes no faults"
+
+
+def test_a_continuously_running_client_pattern_is_tested_under_a_sigkill():
+    """A client job runs until stopped (a Deployment on Kubernetes): a crash is its most
+    common fault, so each such pattern's matrix includes sigkill."""
+    for name, pattern in catalogue.patterns().items():
+        # replay runs to completion on a given range (a Job on Kubernetes), not until stopped
+        if any(j.engine == "client" and not j.module.endswith(".replay") for j in pattern.jobs):
+            assert "sigkill" in pattern.faults, f"{name}: add sigkill to patterns.{name}.faults"

@@ -34,7 +34,7 @@ kafka_patterns.jobs.replay: {once: true}
 {{- $root := .root -}}
 {{- $job := .job -}}
 {{- $clients := $root.Values.clients -}}
-{{- $args := concat (list $job.module) ($job.args | default list) (.runtime.memberArgs | default list)
+{{- $args := concat (list $job.module) (.runtime.memberArgs | default list)
                     (index $clients.args $job.name | default list) | toStrings -}}
 restartPolicy: {{ .restartPolicy }}
 # The jobs talk to Kafka and PostgreSQL, never to the Kubernetes API.
@@ -55,7 +55,8 @@ containers:
     # (spark.launcher); tini as PID 1 passes SIGTERM on (a Python PID 1 would ignore it
     # unless the job handles it) and reaps.
     command: [/usr/bin/tini, --, python3, {{ trimPrefix "local://" $root.Values.spark.launcher | quote }}]
-    # The module, the catalogue's arguments, the pod's own, clients.args'.
+    # The module, the pod's own arguments, clients.args'. The job reads its catalogue
+    # arguments itself (KAFKA_PATTERNS_JOB), before these.
     args:
       {{- toYaml $args | nindent 6 }}
     env:

@@ -17,9 +17,10 @@ sparkConf:
   {{ $k }}: {{ $v | toString | quote }}
   {{- end }}
 {{- end }}
-# The launcher runs the job's module with the job's arguments.
+# The launcher runs the job's module; the job reads its catalogue arguments itself
+# (told which job it is by KAFKA_PATTERNS_JOB).
 arguments:
-  {{- toYaml (concat (list $job.module) ($job.args | default list)) | nindent 2 }}
+  - {{ $job.module | quote }}
 restartPolicy:
   {{- toYaml .restartPolicy | nindent 2 }}
 volumes:

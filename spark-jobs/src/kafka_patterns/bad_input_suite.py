@@ -23,8 +23,7 @@ from kafka_patterns import bad_input, dlq, scenarios
 from kafka_patterns.scenarios.base import Outcome
 
 # Small, fault-free runs: the suite is about bad input, not about kills.
-OPTIONS = {"records": 400, "more": 200, "kills": 0, "sigkills": 0, "crash_after_commit": 0, "crash": False,
-           "workers": 2}
+OPTIONS = {"records": 400, "more": 200, "faults": (), "crash_after_commit": 0, "workers": 2}
 # A pattern's own minimum: share-queue checks that more consumers than partitions got
 # records, which wants a few seconds of readings to share out.
 PATTERN_OPTIONS = {"share-queue": {"records": 1_000}}

@@ -190,6 +190,9 @@ class Pattern:
     scenario: str  # module of kafka_patterns.scenarios
     description: str
     jobs: tuple[Job, ...]
+    # The failure modes its promise is tested under (services.FailureMode values): the
+    # faults tier runs each (tests/faults/test_fault_matrix.py).
+    faults: tuple[str, ...] = ()
 
     @property
     def job_names(self) -> list[str]:
@@ -216,7 +219,8 @@ def patterns() -> dict[str, Pattern]:
     """The catalogue's patterns by name, in demo order (loaded once)."""
     declared = sorted(load()["patterns"], key=lambda p: p["order"])
     return {p["name"]: Pattern(p["name"], p["order"], p["scenario"], p["description"],
-                               tuple(job_specs()[j] for j in p["jobs"])) for p in declared}
+                               tuple(job_specs()[j] for j in p["jobs"]), tuple(p.get("faults", ())))
+            for p in declared}
 
 
 def pattern_of_scenario(module: str) -> Pattern:

@@ -227,8 +227,7 @@ def run_client_once(job: str, args: list[str], timeout: float = 600) -> str:
         raise
     template = json.loads(raw.data)["spec"]["jobTemplate"]
     (container,) = template["spec"]["template"]["spec"]["containers"]
-    spec = catalogue.jobs()[job]
-    container["args"] = [spec["module"], *spec.get("args", []), *args]
+    container["args"] = [catalogue.job(job).module, *args]  # the job reads its catalogue args itself
     name = f"{cron[:40]}-run-{uuid.uuid4().hex[:8]}"
     labels = {**template.get("metadata", {}).get("labels", {}), "kafka-patterns/run": "once"}
     cluster.batch.create_namespaced_job(cluster.namespace, {

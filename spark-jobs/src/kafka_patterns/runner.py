@@ -11,7 +11,7 @@ import json
 import subprocess
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePath
 
 import psycopg
@@ -102,46 +102,58 @@ def spawn_job(job: str, args: Sequence[str], log: Path | None = None,
     return JobService(job, args, log, env).start()
 
 
-def run_with_kills(job: str, run: str, starting: dict[str, dict[int, int]], kills: int, count_sql: str,
-                   total: int, *extra: str, timeout: float = 90, drain: Sequence[str] = (),
-                   crash_first: bool = True) -> list[str]:
-    """Run a job as its own process and kill it `kills` times mid-stream, restarting it
-    from its checkpoint each time, then drain it bounded. The first kill is the worst
-    case, a crash right after a micro-batch's sink write and before its checkpoint
-    commit (KP_CRASH_AFTER_BATCH); the others are SIGKILLs from outside once the sink
-    has grown. Returns what each kill was. count_sql counts the run's sink rows; `drain`
-    adds options for the final bounded run only (e.g. bigger micro-batches). A job whose
-    sink is Spark's own (the Kafka sink, no foreachBatch to crash in) passes
-    crash_first=False: every kill is then a SIGKILL."""
+# The failure modes run_with_faults injects into a job with a checkpoint.
+RESTARTED_FAULTS = (FailureMode.CRASH_AFTER_WRITE, FailureMode.SIGKILL, FailureMode.CLEAN_STOP)
+
+
+def unsupported(faults: Sequence[FailureMode], supported: Iterable[FailureMode], who: str) -> None:
+    """Fail fast on a failure mode the scenario cannot inject, naming those it can."""
+    supported = tuple(supported)
+    if bad := [f.value for f in faults if f not in supported]:
+        raise ValueError(f"{who} cannot inject {bad}; it injects {[f.value for f in supported]}")
+
+
+def run_with_faults(job: str, run: str, starting: dict[str, dict[int, int]], faults: Sequence[FailureMode],
+                    count_sql: str, total: int, *extra: str, timeout: float = 90,
+                    drain: Sequence[str] = ()) -> list[str]:
+    """Run a job as its own process, inject `faults` one after another mid-stream, each
+    time restarting it from its checkpoint, then drain it bounded. Returns what each
+    fault was and where it landed. count_sql counts the run's sink rows; `drain` adds
+    options for the final bounded run only (e.g. bigger micro-batches).
+    - crash-after-write: the job exits right after the sink write of its second
+      micro-batch and before its checkpoint commit (KP_CRASH_AFTER_BATCH), the worst
+      case for duplicates; only a job with a foreachBatch sink can.
+    - sigkill / clean-stop: SIGKILL / SIGTERM once the sink has grown by its share."""
+    unsupported(faults, RESTARTED_FAULTS, f"run_with_faults({job})")
     log = checkpoint(job, run).parent / f"{job}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     service = JobService(job, job_args(job, run, starting, *extra, bounded=False), log)
-    kills_done = []
-    for k in range(kills):
+    done = []
+    for k, mode in enumerate(faults):
         before = count_rows(count_sql, (run,))
-        if k == 0 and crash_first:
+        if mode is FailureMode.CRASH_AFTER_WRITE:
             service.start(env={CRASH_AFTER_BATCH: "2"})
             try:
-                rc = service.kill(FailureMode.CRASH_AFTER_WRITE, timeout=timeout)
+                rc = service.kill(mode, timeout=timeout)
             except subprocess.TimeoutExpired:
                 service.hard_kill()
                 raise RuntimeError(f"{job} did not reach batch 2 within {timeout:.0f}s; "
                                    f"{service.log_tail()}") from None
             n = count_rows(count_sql, (run,))
-            kills_done.append(f"crash after sink write of batch 2 (exit {rc}) at {n}/{total} rows")
+            done.append(f"{mode.value} of batch 2 (exit {rc}) at {n}/{total} rows")
         else:
             service.start()
-            step = max(1, (total - before) // (kills + 1 - k))
+            step = max(1, (total - before) // (len(faults) + 1 - k))
             try:
                 n = wait_for_rows(count_sql, (run,), before + step, timeout, f"{job} to write {step} more rows")
             except TimeoutError:
                 service.hard_kill()
-                raise RuntimeError(f"{job} made no progress before kill {k + 1}; {service.log_tail()}") from None
-            service.kill(FailureMode.SIGKILL)
-            kills_done.append(f"SIGKILL at {n}/{total} rows")
-        progress(f"{job}: kill {k + 1}/{kills}: {kills_done[-1]}; restarting from its checkpoint")
+                raise RuntimeError(f"{job} made no progress before fault {k + 1}; {service.log_tail()}") from None
+            rc = service.kill(mode)
+            done.append(f"{mode.value} at {n}/{total} rows (exit {rc})")
+        progress(f"{job}: fault {k + 1}/{len(faults)}: {done[-1]}; restarting from its checkpoint")
     run_job(job, run, starting, *extra, *drain)
-    return kills_done
+    return done
 
 
 def count_rows(sql: str, params: Sequence) -> int:

@@ -22,10 +22,12 @@ from kafka_patterns import catalogue
 
 
 class FailureMode(enum.Enum):
-    CLEAN_STOP = "clean stop"  # SIGTERM, the job's shutdown hooks run
+    """The faults a pattern's promise is tested under; the values are the names the
+    catalogue's patterns.<pattern>.faults use."""
+    CLEAN_STOP = "clean-stop"  # SIGTERM, the job's shutdown hooks run (a rolling restart)
     SIGKILL = "sigkill"  # no shutdown hooks: a crashed pod
     BOUNCE = "bounce"  # SIGKILL, then start again with the same arguments
-    CRASH_AFTER_WRITE = "crash after sink write"  # the Spark sink exits after a batch's write (jobs/base.py)
+    CRASH_AFTER_WRITE = "crash-after-write"  # the job exits after a sink write, before its commit
     PAUSE = "pause"  # SIGSTOP for a while then SIGCONT: a GC pause or a frozen node
 
 
@@ -89,6 +91,14 @@ class ProcessService:
         self._signal(signal.SIGKILL)
         return self.wait(30)
 
+    def pause(self) -> None:
+        """Freeze the group (SIGSTOP): it holds its sockets, sessions and transactions
+        but does nothing, like a process in a long GC pause or on a frozen node."""
+        self._signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._signal(signal.SIGCONT)
+
     def kill(self, mode: FailureMode, pause_seconds: float = 5.0, timeout: float | None = None) -> int | None:
         """Inject one failure; returns the exit status of the process it ended (None for
         a pause). CRASH_AFTER_WRITE is chosen at start (the job crashes itself after a
@@ -106,11 +116,11 @@ class ProcessService:
             rc = self.wait(timeout)
             self.hard_kill()
             return rc
-        self._signal(signal.SIGSTOP)  # PAUSE
+        self.pause()  # PAUSE
         try:
             time.sleep(pause_seconds)
         finally:
-            self._signal(signal.SIGCONT)
+            self.resume()
         return None
 
     def log_tail(self, lines: int = 30) -> str:

@@ -42,7 +42,7 @@ def job_spec(argv: Sequence[str] | None, module: str) -> catalogue.Job:
 class JobParser(argparse.ArgumentParser):
     """The command line of one catalogue job. The job's catalogue `args` are read first,
     then the command line (a later option wins): `--job NAME` alone runs the job as
-    declared, and a launcher that passes the args too (the chart) changes nothing."""
+    declared, so the chart passes the module and the pod's own options only."""
 
     def __init__(self, job: catalogue.Job, doc: str | None):
         super().__init__(prog=f"python -m {job.module}", description=doc,

@@ -18,7 +18,6 @@ config, `latest` by default); the scenario sets it per group (see configure_grou
 
 from __future__ import annotations
 
-import signal
 import sys
 import time
 from collections.abc import Iterable
@@ -86,15 +85,14 @@ def main(argv: list[str] | None = None) -> int:
     consumer = share_consumer(args.group)
     consumer.subscribe([topic])
 
-    def stop(*_):
-        raise SystemExit(0)
-
-    signal.signal(signal.SIGTERM, stop)  # close() commits pending acknowledgements and leaves
+    # SIGTERM stops after the batch in hand; close() then leaves the group.
+    stopping = client.stop_on_sigterm()
     accepted = rejected = 0
     letters = deadletters.DeadLetters(job.name, job.deadletter_topic)
     idle_since = time.monotonic()
     try:
-        while args.max_idle_seconds is None or time.monotonic() - idle_since < args.max_idle_seconds:
+        while not stopping.is_set() and (args.max_idle_seconds is None
+                                         or time.monotonic() - idle_since < args.max_idle_seconds):
             msgs = consumer.poll(0.5)
             errors = [m.error() for m in msgs if m.error()]
             if any(not e.retriable() for e in errors):

@@ -17,7 +17,6 @@ ownership can be checked afterwards.
 
 from __future__ import annotations
 
-import signal
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -136,10 +135,6 @@ def main(argv: list[str] | None = None) -> int:
             pg.insert_rows(conn, job.table, COLUMNS, rows)
         consumer.commit(asynchronous=False)  # after the write and the letters: at-least-once
 
-    def stop(*_):
-        raise SystemExit(0)
-
-    signal.signal(signal.SIGTERM, stop)  # a clean stop leaves the group (revocations logged)
     t0 = time.monotonic()
     try:
         client.poll_loop(consumer, work, args.batch, args.max_idle_seconds)

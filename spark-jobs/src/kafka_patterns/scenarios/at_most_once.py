@@ -1,8 +1,11 @@
 """fire-and-forget / at-most-once: acks=0 producer, commit-before-process consumer
 that crashes once between a commit and the processing. Measured: zero duplicates;
-the batch lost to the crash is counted (the promise allows it)."""
+the batch lost to the crash is counted (the promise allows it). With `faults`, the
+restarted consumer is also SIGKILLed or stopped while it processes, and restarted."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from kafka_patterns import catalogue, generator, pg
 from kafka_patterns.delivery import account
@@ -11,13 +14,16 @@ from kafka_patterns.scenarios import base
 
 PATTERN = catalogue.pattern_of_scenario(__name__)
 KEY, JOBS = PATTERN.name, PATTERN.job_names
+# What the faults tier's matrix may inject, and the size of its runs.
+FAULTS = (base.FailureMode.SIGKILL, base.FailureMode.CLEAN_STOP)
+FAULT_RUN = {"records": 3_000, "crash_after_commit": 2}
 
 
 @base.timed
-def run(records: int = 5_000, crash_after_commit: int = 3, sigkills: int = 0) -> base.Outcome:
-    """sigkills > 0 (the fault test): after the restart, the consumer is also SIGKILLed
-    from outside that many times while it processes, and restarted each time."""
+def run(records: int = 5_000, crash_after_commit: int = 3,
+        faults: Sequence[base.FailureMode] = ()) -> base.Outcome:
     job = JOBS[0]
+    base.unsupported(faults, FAULTS, KEY)
     topic, table = base.input_topics(job)[0], base.output_table(job)
     run_id = base.new_run()
     group = f"{job}-{run_id}"  # a job's groups carry its name (its ACL)
@@ -32,16 +38,17 @@ def run(records: int = 5_000, crash_after_commit: int = 3, sigkills: int = 0) ->
         base.progress(f"{KEY}: consumer crashed after commit {crash_after_commit}, before processing (exit {rc}); "
                       "restarting from the committed offsets")
     count_sql = f"SELECT count(*) FROM {table} WHERE run = %s"
-    kill_points = []
-    for k in range(sigkills):
+    injected = []
+    for k, mode in enumerate(faults):
         before = pg.query(count_sql, (run_id,))[0][0]
         proc = base.spawn_job(job, [*args, "--batch", "50", "--work-seconds", "0.1"])
         try:
             n = base.wait_for_rows(count_sql, (run_id,), before + 50, 60, f"{job} to process more")
+            status = proc.kill(mode)
         finally:
             proc.hard_kill()
-        kill_points.append(n)
-        base.progress(f"{KEY}: consumer SIGKILLed while processing ({k + 1}/{sigkills}) at {n} rows; restarting")
+        injected.append(f"{mode.value} while processing at {n} rows (exit {status})")
+        base.progress(f"{KEY}: fault {k + 1}/{len(faults)}: {injected[-1]}; restarting")
     base.spawn_job(job, args).wait(timeout=120)
     received = [tuple(r) for r in pg.query(f"SELECT sensor, seq FROM {table} WHERE run = %s ORDER BY id",
                                            (run_id,))]
@@ -50,7 +57,7 @@ def run(records: int = 5_000, crash_after_commit: int = 3, sigkills: int = 0) ->
     checks = {"no record delivered twice": d.duplicated == 0}
     if crash_after_commit:  # 0: no crash injected (the bad-input suite)
         checks["the consumer crashed once between commit and processing"] = rc == 137
-    if sigkills:
-        checks[f"SIGKILLed {sigkills} times while processing"] = len(kill_points) == sigkills
+    checks.update(base.fault_check(faults, injected))
     return base.Outcome(KEY, JOBS, d, base.promise(job), len(produced.acked), len(received), checks=checks,
+                        faults=injected,
                         notes=[f"{d.lost} records lost to the crash after commit {crash_after_commit} (at-most-once)"])

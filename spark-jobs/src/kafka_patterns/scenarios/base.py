@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kafka_patterns import catalogue, generator, pg
 from kafka_patterns.delivery import Delivery, Order, account
 from kafka_patterns.jobs import readings_to_postgres
 from kafka_patterns.runner import (  # noqa: F401 - the scenarios' kit
+    RESTARTED_FAULTS,
     checkpoint,
     end_offsets,
     group_caught_up,
@@ -20,10 +22,11 @@ from kafka_patterns.runner import (  # noqa: F401 - the scenarios' kit
     progress,
     read_records,
     run_job,
-    run_with_kills,
+    run_with_faults,
     seed_group,
     spark_offsets,
     spawn_job,
+    unsupported,
     wait_for_rows,
 )
 from kafka_patterns.services import FailureMode, JobService, stop_all  # noqa: F401 - the scenarios' kit
@@ -41,6 +44,8 @@ class Outcome:
     # Pattern-specific checks beyond the counts, e.g. "each partition owned once": True.
     checks: dict[str, bool] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # The faults injected, each "<failure mode> at <where>" (services.FailureMode values).
+    faults: list[str] = field(default_factory=list)
 
     def failures(self) -> list[str]:
         d, p = self.delivery, self.promise
@@ -62,6 +67,16 @@ class Outcome:
         d = self.delivery
         return [self.pattern, self.records_in, self.records_out, d.lost, d.duplicated, d.reordered,
                 self.verdict, f"{self.seconds:.1f}"]
+
+
+def fault_check(requested: Sequence[FailureMode], injected: Sequence[str]) -> dict[str, bool]:
+    """The check that each requested fault was injected, in order (a fault run that
+    injected nothing would pass for nothing); no check for a fault-free run."""
+    if not requested:
+        return {}
+    landed = len(injected) == len(requested) and all(
+        i.startswith(f.value) for f, i in zip(requested, injected, strict=True))
+    return {f"injected mid-stream: {', '.join(f.value for f in requested)}": landed}
 
 
 HEADERS = ["pattern", "in", "out", "lost", "duplicated", "reordered", "verdict", "seconds"]
@@ -122,26 +137,29 @@ def unique_keys(table: str) -> list[list[str]]:
     return sorted(list(r[0]) for r in rows)
 
 
-def killed_job_run(key: str, job: str, records: int, kills: int) -> Outcome:
+def faulted_job_run(key: str, job: str, records: int, faults: Sequence[FailureMode]) -> Outcome:
     """A readings -> PostgreSQL delivery job (at-least-once, exactly-once) run as a
-    process and killed `kills` times mid-stream, then accounted with no unique key on
-    its table that could hide a duplicate."""
+    process with `faults` injected mid-stream (runner.run_with_faults), then accounted
+    with no unique key on its table that could hide a duplicate."""
     topic, table = input_topics(job)[0], output_table(job)
     run_id = new_run()
     starting = end_offsets([topic])
     progress(f"{key}: producing {records} readings to {topic} (acks=all, idempotent)")
     produced = generator.produce(topic, records, run=run_id)
     count_sql = f"SELECT count(*) FROM {table} WHERE run = %s"
-    progress(f"{key}: running {job} as a process, {kills} hard kills mid-stream")
+    progress(f"{key}: running {job} as a process, faults mid-stream: {', '.join(f.value for f in faults)}")
     readings_to_postgres.ensure_table(table)
     # The final drain takes bigger micro-batches: the topic is shared, and what other
     # runs produced meanwhile is in this run's range too.
-    kill_points = run_with_kills(job, run_id, starting, kills, count_sql, records,
-                                 "--max-offsets-per-trigger", KILLED_RUN_BATCH, "--trigger-seconds", "0.2",
-                                 drain=("--max-offsets-per-trigger", "5000"))
+    injected = run_with_faults(job, run_id, starting, faults, count_sql, records,
+                               "--max-offsets-per-trigger", KILLED_RUN_BATCH, "--trigger-seconds", "0.2",
+                               drain=("--max-offsets-per-trigger", "5000"))
     received = pg.query(f"SELECT sensor, seq FROM {table} WHERE run = %s ORDER BY id", (run_id,))
     d = account(produced.acked, [tuple(r) for r in received], order="none")
-    return Outcome(key, [job], d, promise(job), len(produced.acked), len(received),
-                   checks={f"killed {kills} times mid-stream": len(kill_points) == kills,
-                           "no unique key on the sink that would hide duplicates": unique_keys(table) == [["id"]]},
-                   notes=[f"{job}: {'; '.join(kill_points)}"])
+    checks = {**fault_check(faults, injected),
+              "no unique key on the sink that would hide duplicates": unique_keys(table) == [["id"]]}
+    if FailureMode.CRASH_AFTER_WRITE in faults and promise(job)["duplicated"] == "counted":
+        # Proof the crash landed between a write and its commit: that batch came again.
+        checks["the batch written before the crash was written again (counted duplicates)"] = d.duplicated > 0
+    return Outcome(key, [job], d, promise(job), len(produced.acked), len(received), checks=checks,
+                   notes=[f"{job}: {'; '.join(injected)}"], faults=injected)

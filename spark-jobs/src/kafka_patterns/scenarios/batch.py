@@ -2,7 +2,7 @@
 third run finds nothing new. Measured: the ranges the runs read are contiguous and
 non-overlapping, the aggregates equal a Python computation over the produced
 readings (count, temperature sum, last seq per sensor), and the second run aggregated
-only the new readings. With crash=True (the fault test) a first attempt dies after
+only the new readings. With the crash-after-write fault a first attempt dies after
 writing and before committing: it must leave nothing, and the next run reads the
 same range.
 
@@ -17,6 +17,7 @@ producer run, and the accounting only looks at this run's rows."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 from kafka_patterns import catalogue, generator, pg, readings
 from kafka_patterns.delivery import Delivery
@@ -25,6 +26,9 @@ from kafka_patterns.scenarios import base
 
 PATTERN = catalogue.pattern_of_scenario(__name__)
 KEY, JOBS = PATTERN.name, PATTERN.job_names
+# What the faults tier's matrix may inject, and the size of its runs.
+FAULTS = (base.FailureMode.CRASH_AFTER_WRITE,)
+FAULT_RUN = {"records": 1_500, "more": 1_000}
 
 
 def contiguous(ranges: list[tuple[int, str, int, int, int]], first: dict, ends: list[dict]) -> bool:
@@ -47,8 +51,9 @@ def contiguous(ranges: list[tuple[int, str, int, int, int]], first: dict, ends: 
 
 
 @base.timed
-def run(records: int = 3_000, more: int = 2_000, crash: bool = False) -> base.Outcome:
+def run(records: int = 3_000, more: int = 2_000, faults: Sequence[base.FailureMode] = ()) -> base.Outcome:
     job = JOBS[0]
+    base.unsupported(faults, FAULTS, KEY)
     topic, table = base.input_topics(job)[0], base.output_table(job)
     run_id = base.new_run()
     ledger = f"batch-{run_id}"
@@ -58,8 +63,8 @@ def run(records: int = 3_000, more: int = 2_000, crash: bool = False) -> base.Ou
     batch1 = generator.produce(topic, records, run=run_id)
     end1 = base.end_offsets([topic])
     ending = ("--ledger-key", ledger, "--ending-offsets")
-    crash_checks = {}
-    if crash:
+    crash_checks, injected = {}, []
+    if faults:
         base.progress(f"{KEY}: batch run 1 as a process, crashing after its writes, before its commit")
         log = base.checkpoint(job, run_id).parent / f"{job}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -69,8 +74,10 @@ def run(records: int = 3_000, more: int = 2_000, crash: bool = False) -> base.Ou
         left = pg.query(f"""SELECT (SELECT count(*) FROM batch_ranges WHERE ledger_key = %s)
                             + (SELECT count(*) FROM {table} WHERE ledger_key = %s)""",
                         (ledger, ledger))[0][0]
+        injected.append(f"{base.FailureMode.CRASH_AFTER_WRITE.value} of batch run 1, before its commit (exit {rc})")
         crash_checks = {"the run crashed before its commit (exit 137)": rc == 137,
-                        "the crashed run left no range and no aggregates behind": left == 0}
+                        "the crashed run left no range and no aggregates behind": left == 0,
+                        **base.fault_check(faults, injected)}
     base.progress(f"{KEY}: batch run 1 (Spark batch, ledger key {ledger})")
     base.run_job(job, run_id, first, *ending, base.spark_offsets(end1))
     base.progress(f"{KEY}: producing {more} more readings, batch run 2")
@@ -112,6 +119,6 @@ def run(records: int = 3_000, more: int = 2_000, crash: bool = False) -> base.Ou
         **crash_checks,
     }
     return base.Outcome(KEY, JOBS, Delivery(acked, received, lost, duplicated, 0), base.promise(job),
-                        acked, received, checks=checks,
+                        acked, received, checks=checks, faults=injected,
                         notes=[f"3 runs, ledger key {ledger}: {per_run.get(1, 0)} + {per_run.get(2, 0)} readings "
                                "aggregated, third run a no-op"])

@@ -3,15 +3,16 @@ deleted; Debezium captures the changes, cdc-transform (Spark, bounded) transform
 them, the Debezium JDBC sink applies them to stations_replica. Measured: the replica
 against the source's final state transformed by the same rule: rows missing (lost),
 rows that should be gone (deleted rows left behind) and rows whose contents differ.
-With `kills`, cdc-transform runs as a process SIGKILLed mid-stream and restarted from
-its checkpoint: the events it re-transforms are counted as duplicates in its output
-topic (the replica's upserts absorb them)."""
+With `faults`, cdc-transform runs as a process SIGKILLed or stopped mid-stream and
+restarted from its checkpoint: the events it re-transforms are counted as duplicates
+in its output topic (the replica's upserts absorb them)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import random
+from collections.abc import Sequence
 
 import psycopg
 from confluent_kafka import TopicPartition
@@ -24,6 +25,10 @@ from kafka_patterns.scenarios import base
 PATTERN = catalogue.pattern_of_scenario(__name__)
 KEY, JOBS = PATTERN.name, PATTERN.job_names
 REPLICA = "stations_replica"
+# What the faults tier's matrix may inject (its Kafka sink has no foreachBatch to crash
+# after a write in), and the size of its runs.
+FAULTS = (base.FailureMode.SIGKILL, base.FailureMode.CLEAN_STOP)
+FAULT_RUN = {"rows": 200, "updates": 60, "deletes": 40}
 
 
 def change_events(topic: str, starting: dict[int, int], run_id: str, expected: int, timeout: float) -> int:
@@ -66,7 +71,7 @@ def same(a: tuple, b: tuple) -> bool:
 
 @base.timed
 def run(rows: int = 200, updates: int = 60, deletes: int = 40, seed: int | None = None,
-        kills: int = 0) -> base.Outcome:
+        faults: Sequence[base.FailureMode] = ()) -> base.Outcome:
     job = JOBS[0]
     (src,), (out,) = base.input_topics(job), base.output_topics(job)
     run_id = base.new_run()
@@ -94,14 +99,14 @@ def run(rows: int = 200, updates: int = 60, deletes: int = 40, seed: int | None 
     seen = change_events(src, starting[src], run_id, events, 60)
     base.progress(f"{KEY}: {seen}/{events} change events captured; running {job} (Spark, available-now)")
     out_start = base.end_offsets([out])[out]
-    kill_points: list[str] = []
-    if kills:
-        # Small micro-batches so the kill lands mid-stream; the replica's rows are the
-        # sink's progress (its Kafka sink has no foreachBatch to crash after a write in).
+    injected: list[str] = []
+    if faults:
+        # Small micro-batches so the faults land mid-stream; the replica's rows are the
+        # sink's progress.
         replica_count = f"SELECT count(*) FROM {REPLICA} WHERE run = %s"
-        kill_points = base.run_with_kills(job, run_id, starting, kills, replica_count, rows,
-                                          "--max-offsets-per-trigger", "20", "--trigger-seconds", "0.2",
-                                          drain=("--max-offsets-per-trigger", "5000"), crash_first=False)
+        injected = base.run_with_faults(job, run_id, starting, faults, replica_count, rows,
+                                        "--max-offsets-per-trigger", "20", "--trigger-seconds", "0.2",
+                                        drain=("--max-offsets-per-trigger", "5000"))
     else:
         base.run_job(job, run_id, starting)
     written = sum(base.end_offsets([out])[out].values()) - sum(out_start.values())
@@ -118,9 +123,8 @@ def run(rows: int = 200, updates: int = 60, deletes: int = 40, seed: int | None 
     d = account([(str(i), 0) for i in expected], [(str(i), 0) for i in got], order="none")
     differing = [i for i in expected.keys() & got.keys() if not same(got[i], expected[i])]
     left_behind = [i for i in deleted if i in got]
-    checks = {f"killed {kills} times mid-stream": len(kill_points) == kills} if kills else {}
-    return base.Outcome(KEY, JOBS, d, base.promise(job), events, len(got), checks={
-        **checks,
+    return base.Outcome(KEY, JOBS, d, base.promise(job), events, len(got), faults=injected, checks={
+        **base.fault_check(faults, injected),
         "connectors RUNNING": all(s == "RUNNING" for s in states.values()),
         f"every change event captured ({events})": seen >= events,
         "deleted rows gone from the replica": not left_behind and d.unacked == 0,
@@ -128,5 +132,5 @@ def run(rows: int = 200, updates: int = 60, deletes: int = 40, seed: int | None 
     }, notes=[f"{seen} change events of this run in {src}, {written} records written to {out} (all runs "
               f"since the start offsets), {len(expected)} rows expected, {len(got)} in {REPLICA}, "
               f"{len(differing)} differing, {len(left_behind)} deleted rows left behind",
-              *([f"{job}: {'; '.join(kill_points)}; {max(0, written - seen)} events transformed twice "
-                 "(re-run after the kill, duplicates in the output topic)"] if kills else [])])
+              *([f"{job}: {'; '.join(injected)}; {max(0, written - seen)} events transformed twice "
+                 "(re-run after the faults, duplicates in the output topic)"] if faults else [])])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 
 from kafka_patterns import catalogue, clients, generator, pg, readings
 from kafka_patterns.delivery import Delivery, account
@@ -22,6 +23,9 @@ from kafka_patterns.scenarios import base
 PATTERN = catalogue.pattern_of_scenario(__name__)
 KEY, JOBS = PATTERN.name, PATTERN.job_names
 STATIONS = 4
+# What the faults tier's matrix may inject into the clean stage, and the size of its runs.
+FAULTS = (base.FailureMode.SIGKILL, base.FailureMode.CLEAN_STOP)
+FAULT_RUN = {"records": 1_200, "malformed": 20}
 
 
 def stages() -> dict[str, catalogue.Job]:
@@ -69,12 +73,13 @@ def produce_profiles_and_malformed(run: str, malformed: int) -> list[str]:
     return keys
 
 
-def clean_with_kills(run_id: str, starting: dict, cleaned: str, kills: int, total: int,
-                     timeout: float = 90) -> list[str]:
-    """Run the clean stage as its own process and SIGKILL it `kills` times mid-stream,
-    each time once the cleaned topic has grown, restarting from its checkpoint (a batch
-    written but not committed is written again: duplicates downstream). The caller
-    drains the stage bounded afterwards."""
+def clean_with_faults(run_id: str, starting: dict, cleaned: str, faults: Sequence[base.FailureMode], total: int,
+                      timeout: float = 90) -> list[str]:
+    """Run the clean stage as its own process and SIGKILL or stop it mid-stream, once
+    per fault, each time once the cleaned topic has grown, restarting from its
+    checkpoint (a batch written but not committed is written again: duplicates
+    downstream). The caller drains the stage bounded afterwards."""
+    base.unsupported(faults, FAULTS, f"{KEY} clean stage")
     job = stages()["clean"].name
     log = base.checkpoint(job, run_id).parent / f"{job}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -85,20 +90,21 @@ def clean_with_kills(run_id: str, starting: dict, cleaned: str, kills: int, tota
     def written() -> int:
         return sum(base.end_offsets([cleaned])[cleaned].values())
 
-    for k in range(kills):
+    for k, mode in enumerate(faults):
         before = written()
         proc = base.spawn_job(job, args, log)
         try:
             clients.wait_until(lambda b=before: written() >= b + 50, timeout, what=f"{job} to write more")
+            rc = proc.kill(mode)
         finally:
             proc.hard_kill()
-        done.append(f"SIGKILL after {written() - before} more records written")
-        base.progress(f"{KEY}: clean stage kill {k + 1}/{kills}: {done[-1]}; restarting from its checkpoint")
+        done.append(f"{mode.value} of the clean stage after {written() - before} more records written (exit {rc})")
+        base.progress(f"{KEY}: fault {k + 1}/{len(faults)}: {done[-1]}; restarting from its checkpoint")
     return done
 
 
 @base.timed
-def run(records: int = 1_500, malformed: int = 30, kills: int = 0) -> base.Outcome:
+def run(records: int = 1_500, malformed: int = 30, faults: Sequence[base.FailureMode] = ()) -> base.Outcome:
     jobs = stages()
     # What each stage reads: raw readings, then what the stage before it wrote.
     reads = {stage: job.inputs[0] for stage, job in jobs.items()}
@@ -110,12 +116,12 @@ def run(records: int = 1_500, malformed: int = 30, kills: int = 0) -> base.Outco
                   f"records to {raw}")
     bad_keys = produce_profiles_and_malformed(run_id, malformed)
     produced = generator.produce(raw, records, run=run_id)
-    kills_done = []
+    injected = []
     for stage, job in jobs.items():
         topic = reads[stage]
         base.progress(f"{KEY}: stage {stage}: {topic} -> {', '.join(job.outputs)}")
-        if stage == "clean" and kills:
-            kills_done = clean_with_kills(run_id, {topic: start[topic]}, cleaned, kills, records)
+        if stage == "clean" and faults:
+            injected = clean_with_faults(run_id, {topic: start[topic]}, cleaned, faults, records)
         base.run_job(job.name, run_id, {topic: start[topic]})
 
     # Dead letters: exactly the malformed records, each with a reason.
@@ -159,8 +165,7 @@ def run(records: int = 1_500, malformed: int = 30, kills: int = 0) -> base.Outco
              f"sink: {len(got)} station windows holding {accounted} readings",
              "topic counts include copies written by any other pipeline instance running at the same time "
              "(e.g. `make bench` runs the four stages continuously); the window aggregates count each reading once",
-             *[f"clean stage kill {i + 1}: {k}" for i, k in enumerate(kills_done)]]
-    if kills:
-        checks[f"clean stage killed {kills} times and restarted"] = len(kills_done) == kills
+             *injected]
+    checks.update(base.fault_check(faults, injected))
     return base.Outcome(KEY, JOBS, delivery, base.promise(jobs["sink"].name), records_in=len(produced.acked),
-                        records_out=accounted, checks=checks, notes=notes)
+                        records_out=accounted, checks=checks, notes=notes, faults=injected)

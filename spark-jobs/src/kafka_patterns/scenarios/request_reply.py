@@ -1,10 +1,12 @@
 """request-reply: N requests with correlation ids and a reply-to header; the responder
-is SIGKILLed once mid-way and restarted. Every request must get exactly one reply
-(matched by correlation id), with the right answer, and no reply without a request."""
+fails mid-way (SIGKILLed or stopped, once per fault) and is restarted. Every request
+must get exactly one reply (matched by correlation id), with the right answer, and no
+reply without a request."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from confluent_kafka import TopicPartition
 
@@ -15,11 +17,15 @@ from kafka_patterns.scenarios import base
 
 PATTERN = catalogue.pattern_of_scenario(__name__)
 KEY, JOBS = PATTERN.name, PATTERN.job_names
+# What the faults tier's matrix may inject, and the size of its runs.
+FAULTS = (base.FailureMode.SIGKILL, base.FailureMode.CLEAN_STOP)
+FAULT_RUN = {"requests": 2_000}
 
 
 @base.timed
-def run(requests: int = 2_000) -> base.Outcome:
+def run(requests: int = 2_000, faults: Sequence[base.FailureMode] = (base.FailureMode.SIGKILL,)) -> base.Outcome:
     job = JOBS[0]
+    base.unsupported(faults, FAULTS, KEY)
     (req_topic,), (reply_topic,) = base.input_topics(job), base.output_topics(job)
     run_id = base.new_run()
     group = f"{job}-{run_id}"  # the job's group and transactional id carry its name (its ACLs)
@@ -41,7 +47,7 @@ def run(requests: int = 2_000) -> base.Outcome:
     consumer = clients.consumer(f"requester-{run_id}", **{"isolation.level": "read_committed"})
     consumer.assign([TopicPartition(reply_topic, p, o) for p, o in reply_start.items()])
     replies: list[tuple[str, bytes]] = []
-    killed = False
+    injected: list[str] = []
 
     def collect(until: int) -> bool:
         for m in consumer.consume(500, timeout=0.5):
@@ -52,11 +58,13 @@ def run(requests: int = 2_000) -> base.Outcome:
 
     current = [responder]
     try:
-        clients.wait_until(lambda: collect(requests // 3), 90, interval=0, what="the first replies")
-        current[0].hard_kill()
-        killed = True
-        base.progress(f"{KEY}: responder SIGKILLed after {len(replies)} replies; restarting it")
-        current[0] = base.spawn_job(job, args)
+        for k, mode in enumerate(faults):
+            clients.wait_until(lambda k=k: collect(requests * (k + 1) // (len(faults) + 2)), 90, interval=0,
+                               what="more replies")
+            rc = current[0].kill(mode)
+            injected.append(f"{mode.value} of the responder after {len(replies)} replies (exit {rc})")
+            base.progress(f"{KEY}: {injected[-1]}; restarting it")
+            current[0] = base.spawn_job(job, args)
         clients.wait_until(lambda: collect(requests), 90, interval=0, what=f"{requests} replies")
         collect(requests + 1)  # one more quiet poll: late duplicates would show here
     except TimeoutError:
@@ -69,4 +77,5 @@ def run(requests: int = 2_000) -> base.Outcome:
     return base.Outcome(KEY, JOBS, d, base.promise(job), requests, len(replies),
                         checks={"every reply answers its request": correct,
                                 "no reply without a request": d.unacked == 0,
-                                "responder killed and restarted": killed})
+                                **base.fault_check(faults, injected)},
+                        notes=injected, faults=injected)

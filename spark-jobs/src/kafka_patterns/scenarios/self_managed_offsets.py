@@ -1,5 +1,6 @@
 """self-managed offsets: state and offsets in one PostgreSQL transaction; the consumer
-is SIGKILLed mid-stream and restarted from the offsets stored with its state, then
+fails mid-stream (SIGKILLed or stopped, once per fault) and restarts from the offsets
+stored with its state, then
 runs to the end offsets captured after producing (--until-offsets).
 
 Measured against a Python computation over the same offset range read back from
@@ -11,6 +12,7 @@ and the expectation is computed over everything in it, so they cannot skew it.""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from confluent_kafka import TopicPartition
 
@@ -21,6 +23,9 @@ from kafka_patterns.scenarios import base
 
 PATTERN = catalogue.pattern_of_scenario(__name__)
 KEY, JOBS = PATTERN.name, PATTERN.job_names
+# What the faults tier's matrix may inject, and the size of its runs.
+FAULTS = (base.FailureMode.SIGKILL, base.FailureMode.CLEAN_STOP)
+FAULT_RUN = {"records": 3_000}
 
 
 def read_range(topic: str, start: dict[int, int], end: dict[int, int], timeout: float = 60) -> list:
@@ -48,8 +53,10 @@ def read_range(topic: str, start: dict[int, int], end: dict[int, int], timeout: 
 
 
 @base.timed
-def run(records: int = 4_000, kills: int = 2) -> base.Outcome:
+def run(records: int = 4_000,
+        faults: Sequence[base.FailureMode] = (base.FailureMode.SIGKILL,) * 2) -> base.Outcome:
     job = JOBS[0]
+    base.unsupported(faults, FAULTS, KEY)
     topic, table = base.input_topics(job)[0], base.output_table(job)
     run_id = base.new_run()
     name = f"smo-{run_id}"
@@ -66,19 +73,21 @@ def run(records: int = 4_000, kills: int = 2) -> base.Outcome:
         stored = job_module.stored_offsets(name, topic)
         return sum(stored.get(p, o) - o for p, o in starting.items())
 
-    notes, kill_points = [], []
-    for k in range(kills):
+    injected, kill_points = [], []
+    for k, mode in enumerate(faults):
         before = progress()
-        step = max(1, (total - before) // (kills + 1 - k))
+        step = max(1, (total - before) // (len(faults) + 1 - k))
         proc = base.spawn_job(job, args)
         try:
             at = clients.wait_until(lambda b=before + step: (n := progress()) >= b and n, 60, interval=0.2,
                                     what=f"{job} to store more offsets")
+            rc = proc.kill(mode)
         finally:
             proc.hard_kill()
         kill_points.append(at)
-        notes.append(f"SIGKILL at {at}/{total}")
-        base.progress(f"{KEY}: consumer {notes[-1]} ({k + 1}/{kills}); restarting from the offsets in PostgreSQL")
+        injected.append(f"{mode.value} at {at}/{total} (exit {rc})")
+        base.progress(f"{KEY}: fault {k + 1}/{len(faults)}: {injected[-1]}; restarting from the offsets in "
+                      "PostgreSQL")
     final = base.spawn_job(job, [*args, "--max-idle-seconds", "10"])
     rc = final.wait(timeout=120)
     state = {s: (n, tsum, last) for s, n, tsum, last in pg.query(
@@ -93,10 +102,11 @@ def run(records: int = 4_000, kills: int = 2) -> base.Outcome:
         for s, (n, tsum, last) in want.items())
     d = Delivery(expected, applied, lost, duplicated, 0)
     return base.Outcome(KEY, JOBS, d, base.promise(job), expected, applied,
-                        checks={f"killed {kills} times mid-stream": len(kill_points) == kills
-                                and all(0 < a < total for a in kill_points),
+                        checks={**base.fault_check(faults, injected),
+                                "every fault landed mid-range": all(0 < a < total for a in kill_points),
                                 "the bounded run stopped at the end offsets": rc == 0,
                                 "stored offsets equal the topic end": stored == end,
                                 "per-sensor count, temperature sum and last seq equal Python's": same_state},
-                        notes=[f"{'; '.join(notes)}; range of {total} records ({expected} valid readings, "
+                        faults=injected,
+                        notes=[f"{'; '.join(injected)}; range of {total} records ({expected} valid readings, "
                                f"{records} of this run)"])

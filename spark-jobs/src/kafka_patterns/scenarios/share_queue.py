@@ -2,14 +2,15 @@
 partitions; readings trickle into share.queue (with a few malformed ones). Measured
 from PostgreSQL: every produced reading accepted (lost), accepted twice (duplicated,
 counted); checks: more consumers than partitions received records, every record
-delivered once (delivery count 1) and acknowledged once. With `kills`, members are
-SIGKILLed mid-stream (a short record lock, `lock_ms`, bounds how long the records they
-had acquired wait before they are delivered again); then redeliveries are expected and
-counted instead of checked away."""
+delivered once (delivery count 1) and acknowledged once. With `faults`, members are
+SIGKILLed or stopped mid-stream, one per fault (a short record lock, `lock_ms`,
+bounds how long the records a killed member had acquired wait before they are
+delivered again); then redeliveries are expected and counted instead of checked away."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 from kafka_patterns import catalogue, clients, credentials, generator, kafka_tool, pg
 from kafka_patterns.delivery import account
@@ -18,6 +19,12 @@ from kafka_patterns.scenarios import base
 
 PATTERN = catalogue.pattern_of_scenario(__name__)
 KEY, JOBS = PATTERN.name, PATTERN.job_names
+# What the faults tier's matrix may inject, and the size of its runs: the shortest
+# record lock the brokers allow (group.share.min.record.lock.duration.ms, 15 s), so a
+# killed member's records come back within seconds. (The session timeout cannot help:
+# its broker minimum is 45 s.)
+FAULTS = (base.FailureMode.SIGKILL, base.FailureMode.CLEAN_STOP)
+FAULT_RUN = {"records": 2_000, "consumers": 4, "rate": 200, "lock_ms": 15_000}
 
 
 def joined_members(group: str) -> int:
@@ -31,22 +38,25 @@ def joined_members(group: str) -> int:
     return sum(1 for r in rows if len(r) >= 5 and r[4].isdigit() and int(r[4]) > 0)
 
 
-def kill_members(procs: list[base.JobService], kills: int, records: int, table: str, group: str, run_id: str,
-                 notes: list[str]) -> None:
-    """SIGKILL `kills` members one after another, each once the group has accepted a
-    further share of the records, so each dies mid-stream holding acquired records."""
-    for k in range(kills):
-        base.wait_for_rows(f"SELECT count(*) FROM {table} WHERE grp = %s AND record_run = %s", (group, run_id),
-                           records * (k + 1) // (kills + 2), 60, "share consumers to make progress")
-        victim = procs[k]
-        victim.kill(base.FailureMode.SIGKILL)
-        notes.append(f"SIGKILLed consumer c{k} mid-stream")
-        base.progress(f"{KEY}: {notes[-1]}")
+def fail_members(procs: list[base.JobService], faults: Sequence[base.FailureMode], records: int, table: str,
+                 group: str, run_id: str) -> list[str]:
+    """One fault per member, one member after another, each once the group has accepted
+    a further share of the records, so each goes mid-stream holding acquired records."""
+    base.unsupported(faults, FAULTS, KEY)
+    injected = []
+    for k, mode in enumerate(faults):
+        n = base.wait_for_rows(f"SELECT count(*) FROM {table} WHERE grp = %s AND record_run = %s",
+                               (group, run_id), records * (k + 1) // (len(faults) + 2), 60,
+                               "share consumers to make progress")
+        rc = procs[k].kill(mode)
+        injected.append(f"{mode.value} of consumer c{k} at {n}/{records} accepted (exit {rc})")
+        base.progress(f"{KEY}: {injected[-1]}")
+    return injected
 
 
 @base.timed
 def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed: float = 0.01,
-        kills: int = 0, lock_ms: int | None = None) -> base.Outcome:
+        faults: Sequence[base.FailureMode] = (), lock_ms: int | None = None) -> base.Outcome:
     job = JOBS[0]
     (topic,), table = base.input_topics(job), base.output_table(job)
     partitions = catalogue.topics()[topic].partitions
@@ -64,6 +74,7 @@ def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed
     log.parent.mkdir(parents=True, exist_ok=True)
     procs = [base.spawn_job(job, ["--group", group, "--consumer-id", f"c{i}"], log) for i in range(consumers)]
     notes: list[str] = []
+    injected: list[str] = []
     try:
         # Records produced before the members have joined pile up, and the first members
         # take them all; the run starts once every member has its partitions.
@@ -76,7 +87,7 @@ def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed
         producer = threading.Thread(target=lambda: produced.append(
             generator.produce(topic, records, rate=rate, run=run_id, malformed=malformed)))
         producer.start()
-        kill_members(procs, kills, records, table, group, run_id, notes)
+        injected = fail_members(procs, faults, records, table, group, run_id)
         producer.join()
         (out,) = produced
         acked = set(out.acked)
@@ -101,11 +112,13 @@ def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed
     redelivered = sum(1 for *_, n in rows if n != 1)
     notes.append(f"records per consumer {dict(sorted(per_consumer.items()))}; {out.malformed} malformed "
                  f"records rejected; {redelivered} redeliveries; {others} older readings (earlier runs) also accepted")
-    checks = {f"more consumers than partitions ({partitions}) received records": len(per_consumer) > partitions}
-    if not kills:  # a killed member's unacknowledged records are redelivered: counted, not checked away
+    checks = {f"more consumers than partitions ({partitions}) received records": len(per_consumer) > partitions,
+              **base.fault_check(faults, injected)}
+    if not faults:  # a failed member's unacknowledged records are redelivered: counted, not checked away
         checks["every record delivered once (delivery count 1)"] = redelivered == 0
         checks["every accepted record acknowledged once"] = d.duplicated == 0
     if len(per_consumer) <= partitions:
         notes.append("share groups hand records of one partition to several consumers; if only one consumer per "
                      "partition got records, check the brokers' share.version feature (kafka-features describe)")
-    return base.Outcome(KEY, JOBS, d, base.promise(job), len(acked), len(received), checks=checks, notes=notes)
+    return base.Outcome(KEY, JOBS, d, base.promise(job), len(acked), len(received), checks=checks,
+                        notes=[*injected, *notes], faults=injected)

@@ -1,8 +1,17 @@
-"""exactly-once (Kafka transactions): the transactional copier SIGKILLed mid-stream
-several times and restarted; a read_committed reader of the output sees every input
-record exactly once, in per-key order."""
+"""exactly-once (Kafka transactions): the transactional copier fails mid-stream, once
+per fault, and a copier with the same transactional.id carries on; a read_committed
+reader of the output sees every input record exactly once, in per-key order.
+
+Faults: sigkill and clean-stop (then a restart), and pause: the copier is frozen
+mid-stream while a successor with the same transactional.id and group instance id
+takes over, then thawed. The thawed zombie must be fenced (its producer epoch and its
+static membership are stale) and exit without committing anything: Kafka's zombie
+fencing, the reason transactional ids exist."""
 
 from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Sequence
 
 from confluent_kafka import KafkaException, TopicPartition
 
@@ -12,6 +21,9 @@ from kafka_patterns.scenarios import base
 
 PATTERN = catalogue.pattern_of_scenario(__name__)
 KEY, JOBS = PATTERN.name, PATTERN.job_names
+# What the faults tier's matrix may inject, and the size of its runs.
+FAULTS = (base.FailureMode.SIGKILL, base.FailureMode.CLEAN_STOP, base.FailureMode.PAUSE)
+FAULT_RUN = {"records": 3_000}
 
 
 def committed_total(probe, group: str, topic: str) -> int:
@@ -53,8 +65,30 @@ def read_committed(topic: str, starting: dict[int, int], run: str, expect: int, 
     return seen
 
 
+def fence_a_zombie(zombie: base.JobService, args: list[str],
+                   committed_past: Callable[[base.JobService], int]) -> tuple[base.JobService, int | None]:
+    """Freeze `zombie`, start a successor with the same ids, and thaw the zombie once the
+    successor has committed past it. Returns the successor and the zombie's exit status
+    (None: it was still running 60 s after the thaw, and is SIGKILLed)."""
+    zombie.pause()
+    successor = base.spawn_job(JOBS[0], args, zombie.log)
+    try:
+        committed_past(successor)
+    except BaseException:
+        successor.hard_kill()
+        raise
+    finally:
+        zombie.resume()
+    try:
+        return successor, zombie.wait(60)
+    except subprocess.TimeoutExpired:
+        zombie.hard_kill()
+        return successor, None
+
+
 @base.timed
-def run(records: int = 6_000, kills: int = 3) -> base.Outcome:
+def run(records: int = 6_000,
+        faults: Sequence[base.FailureMode] = (base.FailureMode.SIGKILL,) * 3) -> base.Outcome:
     job = JOBS[0]
     (source,), (target,) = base.input_topics(job), base.output_topics(job)
     run_id = base.new_run()
@@ -69,20 +103,41 @@ def run(records: int = 6_000, kills: int = 3) -> base.Outcome:
     base_total = sum(start_in.values())
     # Static membership: a restarted copier takes its partitions back at once.
     args = ["--group", group, "--transactional-id", tid, "--instance-id", tid, "--batch", "100"]
-    notes = []
+    log = base.checkpoint(job, run_id).parent / f"{job}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    injected, checks = [], {}
     probe = clients.consumer(group)  # reads the group's committed offsets, never joins it
     proc = None
+
+    def committed() -> int:
+        return committed_total(probe, group, source) - base_total
+
+    def committed_past(at_least: int, who: base.JobService) -> int:
+        def enough() -> int | None:
+            if not who.alive():
+                raise RuntimeError(f"{job} exited early; {who.log_tail()}")
+            return c if (c := committed()) >= at_least else None
+        return clients.wait_until(enough, 60, what=f"{job} to commit {at_least} records of {records}")
+
     try:
-        for k in range(kills):
-            done = committed_total(probe, group, source) - base_total
-            proc = base.spawn_job(job, args)
-            step = (records - done) // (kills + 1 - k)
-            n = clients.wait_until(lambda d=done, s=step: (c := committed_total(probe, group, source) - base_total)
-                                   >= d + s and c, 60, what=f"{job} to commit {step} more")
-            proc.hard_kill()
-            notes.append(f"SIGKILL at {n}/{records} committed")
-            base.progress(f"{KEY}: kill {k + 1}/{kills}: {notes[-1]}; restarting (same transactional.id)")
-        proc = base.spawn_job(job, [*args, "--max-idle-seconds", "3"])
+        for k, mode in enumerate(faults):
+            done = committed()
+            if proc is None or not proc.alive():
+                proc = base.spawn_job(job, args, log)
+            n = committed_past(done + (records - done) // (len(faults) + 1 - k), proc)
+            if mode is base.FailureMode.PAUSE:
+                proc, rc = fence_a_zombie(proc, args, lambda s, n=n: committed_past(n + 100, s))
+                injected.append(f"pause at {n}/{records} committed: a successor took over, the thawed zombie "
+                                f"exited {rc}")
+                checks.setdefault("each thawed zombie was fenced and exited with an error", True)
+                checks["each thawed zombie was fenced and exited with an error"] &= rc not in (None, 0)
+            else:
+                rc = proc.kill(mode)
+                injected.append(f"{mode.value} at {n}/{records} committed (exit {rc})")
+            base.progress(f"{KEY}: fault {k + 1}/{len(faults)}: {injected[-1]}")
+        if proc is not None and proc.alive():
+            proc.stop()
+        proc = base.spawn_job(job, [*args, "--max-idle-seconds", "3"], log)
         proc.wait(timeout=120)
     finally:
         probe.close()
@@ -91,5 +146,5 @@ def run(records: int = 6_000, kills: int = 3) -> base.Outcome:
     seen = read_committed(target, start_out, run_id, records)
     d = account(produced.acked, seen, order="per-key")
     return base.Outcome(KEY, JOBS, d, base.promise(job), len(produced.acked), len(seen),
-                        checks={f"killed {kills} times mid-stream": len(notes) == kills},
-                        notes=["; ".join(notes)])
+                        checks={**checks, **base.fault_check(faults, injected)}, notes=injected,
+                        faults=injected)

@@ -1,5 +1,6 @@
 """push-pull work queue: more worker processes than partitions join one consumer group;
-readings stream in; once every worker is busy a partition-owning worker is SIGKILLed.
+readings stream in; once every worker is busy, partition-owning workers fail one after
+another, one per fault (SIGKILLed or stopped).
 Measured from PostgreSQL: every produced item processed (lost), items processed twice
 (duplicated, allowed and counted: the killed worker's uncommitted batch), per-key order;
 checks: no partition owned by two workers at overlapping times, the extra workers idle
@@ -8,6 +9,7 @@ until the kill, the killed worker's partitions taken over."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from kafka_patterns import catalogue, clients, generator, pg
@@ -17,6 +19,9 @@ from kafka_patterns.scenarios import base
 
 PATTERN = catalogue.pattern_of_scenario(__name__)
 KEY, JOBS = PATTERN.name, PATTERN.job_names
+# What the faults tier's matrix may inject, and the size of its runs.
+FAULTS = (base.FailureMode.SIGKILL, base.FailureMode.CLEAN_STOP)
+FAULT_RUN = {"records": 4_000, "workers": 8, "rate": 400}
 
 
 def events(group: str) -> list[tuple]:
@@ -25,8 +30,10 @@ def events(group: str) -> list[tuple]:
 
 
 @base.timed
-def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int = 1) -> base.Outcome:
+def run(records: int = 6_000, workers: int = 8, rate: float = 400.0,
+        faults: Sequence[base.FailureMode] = (base.FailureMode.SIGKILL,)) -> base.Outcome:
     job = JOBS[0]
+    base.unsupported(faults, FAULTS, KEY)
     (topic,), table = base.input_topics(job), base.output_table(job)
     partitions = len(base.end_offsets([topic])[topic])
     run_id = base.new_run()
@@ -43,6 +50,8 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int 
         base.progress(f"{KEY}: {workers} workers joining group {group} on {topic} ({partitions} partitions)")
 
         def settled():
+            if dead := [w for w, proc in procs.items() if not proc.alive()]:
+                raise RuntimeError(f"workers {dead} exited while joining; {procs[dead[0]].log_tail()}")
             held = wq.owners_at(events(group), deaths, datetime.now(UTC))
             owned = sorted(p for ps in held.values() for p in ps)
             return held if len(held) == workers and owned == list(range(partitions)) else None
@@ -56,15 +65,18 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int 
         base.progress(f"{KEY}: producing {records} work items at {rate:.0f}/s")
         producer.start()
         done_sql = f"SELECT count(*) FROM {table} WHERE grp = %s"
-        victims = []
-        for k in range(kills):
-            base.wait_for_rows(done_sql, (group,), records * (k + 1) // (kills + 2), 60, "workers to make progress")
+        victims, injected = [], []
+        for k, mode in enumerate(faults):
+            n = base.wait_for_rows(done_sql, (group,), records * (k + 1) // (len(faults) + 2), 60,
+                                   "workers to make progress")
             held = wq.owners_at(events(group), deaths, datetime.now(UTC))
             victim = next(w for w, ps in sorted(held.items()) if ps and w not in deaths)
-            procs[victim].hard_kill()
+            rc = procs[victim].kill(mode)
             deaths[victim] = datetime.now(UTC)
             victims.append((victim, sorted(held[victim])))
-            base.progress(f"{KEY}: SIGKILLed {victim} (owned partitions {sorted(held[victim])})")
+            injected.append(f"{mode.value} of {victim} (owned partitions {sorted(held[victim])}) "
+                            f"at {n}/{records} processed (exit {rc})")
+            base.progress(f"{KEY}: {injected[-1]}")
         producer.join()
         (out,) = produced
         acked = set(out.acked)
@@ -100,18 +112,20 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 400.0, kills: int 
     moved = all(any(p in ps for w, ps in after.items()) for _, parts in victims for p in parts)
     idle_worked_later = [w for w in idle_before if after.get(w)]
     notes.append(f"records per worker {dict(sorted(per_worker.items()))}; idle before the kill {idle_before}; "
-                 f"killed {[v for v, _ in victims]}")
+                 f"failed {[v for v, _ in victims]}")
     checks = {
         "every partition owned by exactly one worker at a time": not overlaps,
         f"{max(0, workers - partitions)} extra workers idle while all were alive":
             len(idle_before) == max(0, workers - partitions),
         "idle workers processed nothing while all were alive": True,
     }
-    if kills:
-        checks["the killed workers' partitions moved to survivors"] = moved
+    checks.update(base.fault_check(faults, injected))
+    if faults:
+        checks["the failed workers' partitions moved to survivors"] = moved
         checks["a previously idle worker took over partitions"] = bool(idle_worked_later) or workers <= partitions
     first_kill = min(deaths.values()) if deaths else datetime.now(UTC)
     early = pg.query(f"SELECT count(*) FROM {table} WHERE grp = %s AND worker = ANY(%s) AND processed_at < %s",
                      (group, idle_before, first_kill))[0][0]
     checks["idle workers processed nothing while all were alive"] = early == 0
-    return base.Outcome(KEY, JOBS, d, base.promise(job), len(acked), len(received), checks=checks, notes=notes)
+    return base.Outcome(KEY, JOBS, d, base.promise(job), len(acked), len(received), checks=checks,
+                        notes=[*injected, *notes], faults=injected)
