@@ -85,3 +85,21 @@ def test_all_data_dirs_are_formatted_with_one_cluster_id(request):
             cluster_ids[name] = meta["cluster.id"]
     assert len(cluster_ids) == 3
     assert len(set(cluster_ids.values())) == 1, cluster_ids
+
+
+# What the alerting rules (role kafka_metrics, alerts.yml) read from every node.
+ALERTED_METRICS = ["kafka_server_replicamanager_underreplicatedpartitions",
+                   "kafka_controller_kafkacontroller_offlinepartitionscount",
+                   "kafka_controller_kafkacontroller_activecontrollercount",
+                   "kafka_cluster_partition_underminisr"]
+
+
+def test_the_node_serves_the_metrics_its_alerts_read(host, hostvars):
+    """The JMX exporter agent, with Strimzi's rules, on kafka_metrics_host:kafka_metrics_port."""
+    # Role defaults are not inventory variables: the same defaults as role kafka_node.
+    address = hostvars.get("kafka_metrics_host") or hostvars.get("kafka_advertised_host", "127.0.0.1")
+    url = f"http://{address}:{hostvars.get('kafka_metrics_port', 9404)}/metrics"
+    body = host.check_output(f"curl -sf --max-time 10 {url}")
+    names = {line.split("{")[0].split(" ")[0] for line in body.splitlines() if not line.startswith("#")}
+    assert set(ALERTED_METRICS) <= names, f"missing from {url}: {sorted(set(ALERTED_METRICS) - names)}"
+    assert "kafka_server_brokertopicmetrics_messagesin_total" in names, "Strimzi's dashboard names"
