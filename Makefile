@@ -26,7 +26,7 @@ PLAYBOOK := ansible-playbook -i $(INVENTORY)
 # the login name, not a Kafka user).
 USER_NAME := $(if $(filter command line,$(origin USER)),$(USER))
 
-.PHONY: help setup up restart down clean status bootstrap client-config dlq replay-dlq bad-input demo patterns run test test-unit test-infra test-security test-integration test-faults test-kube lint
+.PHONY: help setup up restart down clean status dashboard bootstrap client-config dlq replay-dlq bad-input demo patterns run test test-unit test-infra test-security test-integration test-faults test-kube lint
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -77,8 +77,13 @@ clean: ## stop everything and remove the data (the download cache stays)
 	@pkill -KILL -f -- '$(ROOT)/.run/bench-plaintext[/]' || true  # [/]: not this shell's own command line
 	@rm -rf $(ROOT)/.run
 
-status: setup ## nodes and roles, quorum, topics with ISR, Connect plugins, PostgreSQL
+status: setup ## nodes and roles, quorum, topics with ISR and URP, consumer lag, Connect, PostgreSQL, alerts and canary
 	@$(PY) -m kafka_patterns.status
+
+dashboard: setup ## the Grafana dashboards drawn from the local Prometheus: .run/dashboard/index.html (PNG charts) and screenshot.png
+	@$(PY) -m kafka_patterns.dashboard --out $(ROOT)/.run/dashboard; rc=$$?; \
+	if [ $$rc -le 1 ]; then $(PY) -m kafka_patterns.screenshot $(ROOT)/.run/dashboard/index.html $(ROOT)/.run/dashboard/screenshot.png || rc=2; fi; \
+	exit $$rc
 
 client-config: setup ## write a client properties file for a catalogue user and print kcat flags: make client-config USER=<name>
 	@test -n "$(USER_NAME)" || { echo "USER is not set: make client-config USER=<name> (a job or user of spark-jobs/catalogue.yaml, or admin)" >&2; exit 2; }
@@ -117,14 +122,17 @@ PYTEST := $(PY) -m pytest -c $(ROOT)/tests/pytest.ini --rootdir $(ROOT)
 # local one (when this run started it) is stopped before, leaving it the machine.
 TEST_TIERS := test-iac test-unit test-infra test-security test-integration test-faults test-kube
 tier_sh = t0=$$SECONDS; $(MAKE) $(1) && r=passed || { r=FAILED; rc=1; }; \
-	echo "==> $(1) $$r in $$(( SECONDS - t0 ))s" | tee -a $(ROOT)/.run/logs/test-tiers.log
+	echo "==> $(1) $$r in $$(( SECONDS - t0 ))s" | tee -a $(ROOT)/.run/logs/test-tiers.log $(ROOT)/.run/logs/test-run.log
 
 test: setup ## every test tier; starts the cluster if needed and stops what it started
-	@started=no; \
+	@mkdir -p $(ROOT)/.run/logs; rm -f $(ROOT)/.run/logs/failed-tests.log; : > $(ROOT)/.run/logs/test-run.log; \
+	started=no; \
 	if ! $(PY) -m kafka_patterns.inventory is-up; then $(MAKE) up; started=yes; fi; \
 	rc=0; for tier in $(TEST_TIERS); do $(call tier_sh,$$tier); done; \
 	if [ $$started = yes ]; then echo "==> stopping the cluster this run started"; $(MAKE) down; fi; \
 	$(call tier_sh,test-hosts-chaos); \
+	echo "==> summary"; cat $(ROOT)/.run/logs/test-run.log; \
+	if [ -s $(ROOT)/.run/logs/failed-tests.log ]; then echo "==> failed tests"; cat $(ROOT)/.run/logs/failed-tests.log; fi; \
 	exit $$rc
 
 test-unit: setup ## unit tests and the clear-error checks (no cluster needed)

@@ -25,3 +25,17 @@ def cluster() -> inventory.Cluster:
 @pytest.fixture(scope="session")
 def cat() -> dict:
     return catalogue.load()
+
+
+FAILED_LOG = ROOT / ".run" / "logs" / "failed-tests.log"
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Append each failure to .run/logs/failed-tests.log, so `make test` can list every
+    tier's failures at its end (a CI log keeps only its tail)."""
+    if report.failed:
+        crash = getattr(report.longrepr, "reprcrash", None)
+        reason = crash.message.splitlines()[0][:300] if crash and crash.message else report.when
+        FAILED_LOG.parent.mkdir(parents=True, exist_ok=True)
+        with FAILED_LOG.open("a") as log:
+            log.write(f"{report.nodeid}: {reason}\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -80,3 +81,26 @@ def first_error(config: dict, timeout: float = 30):
     with pytest.raises(KafkaException):  # and it learns nothing
         admin.list_topics(timeout=2)
     return error
+
+
+def jmx_export(config: dict, sample: str) -> tuple[str, dict[str, str]] | None:
+    """The JMX exporter's naming (io.prometheus.jmx.JmxCollector): the first rule whose
+    pattern, wrapped as ^.*(?:pattern).*$, matches the sample wins; $n in the name and the
+    labels are its groups; names are made safe ([a-zA-Z0-9:_], runs of _ squeezed) and
+    lowercased when the config says so."""
+    def expand(match: re.Match, template: str) -> str:
+        return re.sub(r"\$(\d+)", lambda g: match.group(int(g.group(1))) or "", template)
+
+    def safe(name: str) -> str:
+        return re.sub(r"_+", "_", re.sub(r"[^a-zA-Z0-9:_]", "_", name))
+
+    for rule in config["rules"]:
+        match = re.fullmatch(rf".*(?:{rule['pattern']}).*", sample)
+        if match:
+            name = safe(expand(match, rule["name"]))
+            labels = {}
+            for key, value in rule.get("labels", {}).items():
+                label = safe(expand(match, str(key)))
+                labels[label.lower() if config.get("lowercaseOutputLabelNames") else label] = expand(match, str(value))
+            return (name.lower() if config.get("lowercaseOutputName") else name), labels
+    return None

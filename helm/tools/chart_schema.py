@@ -47,6 +47,10 @@ RESTART = _obj({"type": {"enum": ["Never", "Always", "OnFailure"]}, "onFailureRe
 CPU = {"type": ["string", "number"], "pattern": "^([0-9]+(\\.[0-9]+)?m?)?$", "exclusiveMinimum": 0}
 SPARK_POD = _obj({"cores": {"type": "integer", "minimum": 1}, "coreRequest": CPU, "coreLimit": CPU,
                   "memory": STR, "instances": {"type": "integer", "minimum": 1}})
+# true, false or "auto" (decided by the chart, e.g. from the cluster's APIs).
+AUTO_BOOL = {"enum": [True, False, "auto"]}
+PORT = {"type": "integer", "minimum": 1024, "maximum": 65535}
+REGEX = {"type": "string", "minLength": 1}
 JOB_NAME = {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 40}
 JOB_NAMES = {"type": "array", "items": JOB_NAME, "uniqueItems": True}
 
@@ -125,6 +129,23 @@ CHART_VALUES: dict[str, Any] = {
         "args": per_job({"type": "array", "items": {"type": ["string", "number"]}}),
         "resources": RESOURCES,
         "topologySpread": SPREAD,
+    }),
+    "monitoring": _obj({
+        "jmxExporter": _obj({"enabled": {"type": "boolean"}}),
+        "kafkaExporter": _obj({"enabled": {"type": "boolean"}, "topicRegex": REGEX, "groupRegex": REGEX,
+                               "resources": RESOURCES}),
+        "lagExporter": _obj({"enabled": AUTO_BOOL, "user": NAME, "port": PORT, "groupsRegex": STR,
+                             "resources": RESOURCES}),
+        "canary": _obj({"enabled": {"type": "boolean"}, "user": NAME, "topic": {"type": "string", "minLength": 1},
+                        "group": {"type": "string", "minLength": 1},
+                        "rate": {"type": "number", "exclusiveMinimum": 0},
+                        "graceSeconds": {"type": "number", "exclusiveMinimum": 0},
+                        "port": PORT, "resources": RESOURCES}),
+        "sparkDrivers": _obj({"port": PORT}),
+        "podMonitors": _obj({"enabled": AUTO_BOOL,
+                             "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                             # A Prometheus duration ("30s", "1m"); "" = the Prometheus' own.
+                             "interval": {"type": "string", "pattern": "^(([0-9]+(ms|s|m|h|d|w|y))+)?$"}}),
     }),
     "global": {"type": "object"},
 }

@@ -1,14 +1,16 @@
 """Fixtures of the iac tier: the chart rendered once per values file with the pinned
-helm, the pinned CRD directory, the pins. No cluster and no network are needed."""
+helm, the pinned CRDs and their validators, the pins. No cluster and no network are
+needed."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
-from manifests import CRD_DIR, NAMESPACE, VERSIONS_FILE, render_tool
+from manifests import CRD_DIR, NAMESPACE, REPO_CRD_DIR, VERSIONS_FILE, render_tool, strict
 
 
 @pytest.fixture(scope="session")
@@ -36,3 +38,21 @@ def crd_dir() -> Path:
         pytest.fail(f"the pinned CRDs are missing: expected {CRD_DIR} (../shared/crds beside the checkout, "
                     "with strimzi-<version>/ and spark-operator-<version>/)")
     return CRD_DIR
+
+
+@pytest.fixture(scope="session")
+def crd_validators(crd_dir: Path) -> dict[tuple[str, str], jsonschema.protocols.Validator]:
+    """(apiVersion, kind) -> validator, for every served version of every pinned CRD:
+    ../shared/crds and the checkout's own (helm/tools/crds)."""
+    out = {}
+    for path in sorted(crd_dir.glob("*/*.yaml")) + sorted(REPO_CRD_DIR.glob("*/*.yaml")):
+        crd = yaml.safe_load(path.read_text())
+        if not crd or crd.get("kind") != "CustomResourceDefinition":
+            continue
+        group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
+        for version in crd["spec"]["versions"]:
+            if version.get("served"):
+                schema = strict(version["schema"]["openAPIV3Schema"])
+                out[(f"{group}/{version['name']}", kind)] = jsonschema.Draft4Validator(schema)
+    assert out, f"no CustomResourceDefinition found under {crd_dir}"
+    return out

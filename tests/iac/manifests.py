@@ -14,8 +14,11 @@ from helpers import ROOT
 
 CHART_DIR = ROOT / "helm" / "kafka-patterns"
 VERSIONS_FILE = ROOT / "ansible" / "versions.yml"
-# The pinned CRDs live beside the checkout (../shared/crds), not inside it.
+# The pinned CRDs live beside the checkout (../shared/crds), not inside it; those of the
+# Prometheus Operator (PodMonitor), which the chart uses only where a cluster has them,
+# inside it (helm/tools/crds/prometheus-operator-<prometheus_operator_version>/).
 CRD_DIR = ROOT.parent / "shared" / "crds"
+REPO_CRD_DIR = ROOT / "helm" / "tools" / "crds"
 # A namespace no template could have typed: every namespace in the output must come
 # from the release.
 NAMESPACE = "kp-iac-ns"
@@ -51,6 +54,24 @@ def values_of(variant: str) -> dict[str, Any]:
 # variants that bring their own Kafka (kafka.external.enabled: Spark applications only).
 BYO_VARIANTS = [v for v in VARIANTS if values_of(v)["kafka"]["external"]["enabled"]]
 STRIMZI_VARIANTS = [v for v in VARIANTS if v not in BYO_VARIANTS]
+
+
+def strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """A CRD schema as the API server applies it with strict field validation: unknown
+    fields are errors (not silently pruned) unless x-kubernetes-preserve-unknown-fields,
+    and `nullable` admits null. Branches of anyOf/oneOf stay as they are."""
+    out = dict(schema)
+    if out.get("nullable") and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    if "properties" in out:
+        out["properties"] = {k: strict(v) for k, v in out["properties"].items()}
+        if "additionalProperties" not in out and not out.get("x-kubernetes-preserve-unknown-fields"):
+            out["additionalProperties"] = False
+    if isinstance(out.get("additionalProperties"), dict):
+        out["additionalProperties"] = strict(out["additionalProperties"])
+    if isinstance(out.get("items"), dict):
+        out["items"] = strict(out["items"])
+    return out
 
 
 def kinds(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -115,17 +136,19 @@ def resources_of(objects: list[dict[str, Any]], kind: str, entries: list[dict[st
     return [(e, found[k8s_name(e["name"])]) for e in entries]
 
 
-def template(helm, *sets: str, variant: str = "default") -> subprocess.CompletedProcess[str]:
-    """helm template of a variant with --set overrides (not checked: for error cases)."""
-    args = [a for s in sets for a in ("--set", s)]
+def template(helm, *sets: str, variant: str = "default",
+             api_versions: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """helm template of a variant with --set overrides (not checked: for error cases),
+    as on a cluster that also serves `api_versions` (group/version/kind)."""
+    args = [a for s in sets for a in ("--set", s)] + [a for v in api_versions for a in ("--api-versions", v)]
     return subprocess.run([str(helm), "template", "patterns", str(CHART_DIR), "--namespace", NAMESPACE,
                            *render_tool.helm_args(render_tool.values_files()[variant]), *args],
                           capture_output=True, text=True, check=False)
 
 
-def objects_of(helm, *sets: str, variant: str = "default") -> list[dict[str, Any]]:
+def objects_of(helm, *sets: str, variant: str = "default", api_versions: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """The objects of a variant rendered with --set overrides."""
-    proc = template(helm, *sets, variant=variant)
+    proc = template(helm, *sets, variant=variant, api_versions=api_versions)
     assert proc.returncode == 0, proc.stderr
     return [d for d in yaml.safe_load_all(proc.stdout) if d]
 

@@ -1,6 +1,7 @@
 """The catalogue as Strimzi resources: a KafkaTopic per topic, a KafkaUser with
-least-privilege ACLs per job, Kafka Connect built with the pinned Debezium plugins and
-a KafkaConnector per catalogue connector."""
+least-privilege ACLs per job (and per catalogue user the chart runs a process as), Kafka
+Connect built with the pinned Debezium plugins and a KafkaConnector per catalogue
+connector."""
 
 from __future__ import annotations
 
@@ -33,9 +34,22 @@ def test_every_job_has_a_kafka_user_with_exactly_its_acls(rendered, cat, variant
 
 
 @pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
-def test_no_user_gets_more_than_least_privilege(rendered, variant):
+def test_no_user_gets_more_than_least_privilege(rendered, cat, variant):
     connect = one(rendered[variant], "KafkaConnect")["metadata"]["name"]
+    # The catalogue's users that are not jobs (the canary's, the lag exporter's): what the
+    # catalogue declares (tests/iac/test_monitoring.py), at most a view of every topic,
+    # group and the cluster (Describe, DescribeConfigs: metadata, no records), and their
+    # own topics and groups by prefix.
+    others = {u["name"] for u in cat["users"]}
     for name, user in by_name(rendered[variant], "KafkaUser").items():
+        if name in others:
+            for rtype, rname, pattern, op in user_acls(user):
+                assert op != "All", (name, rtype, rname, op)
+                if rtype == "cluster" or rname == "*":
+                    assert op in ("Describe", "DescribeConfigs"), (name, rtype, rname, op)
+                else:
+                    assert pattern == "literal" or rname == name, (name, rtype, rname)
+            continue
         for rtype, rname, pattern, op in user_acls(user):
             assert op != "All" and rname != "*", (name, rtype, rname, op)
             assert rtype != "cluster" or op == "IdempotentWrite", (name, rtype, op)

@@ -47,11 +47,13 @@ def client_jobs(cat, variant: str) -> list[dict[str, Any]]:
 
 
 def runtimes(objects) -> dict[str, list[dict[str, Any]]]:
-    """Job name -> the client runtimes labelled with it."""
+    """Job name -> the client runtimes labelled with it (not the other Deployments: the
+    canary's, the lag exporter's)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for kind in RUNTIME_KINDS:
         for obj in kinds(objects, kind):
-            out.setdefault(obj["metadata"]["labels"]["kafka-patterns/job"], []).append(obj)
+            if "kafka-patterns/job" in obj["metadata"]["labels"]:
+                out.setdefault(obj["metadata"]["labels"]["kafka-patterns/job"], []).append(obj)
     return out
 
 
@@ -190,8 +192,9 @@ def test_client_pods_get_the_spark_applications_environment_and_ca(rendered, cat
     spark_job, spark = next(iter(app_specs(objects).items()))
     driver = spark["driver"]
     user = env(driver)["KAFKA_CLIENT_SASL_USERNAME"]["value"]
-    # Everything but the Spark checkpoints, in the same order.
-    want = job_neutral([e for e in driver["env"] if e["name"] != "CHECKPOINT_ROOT"], spark_job, user)
+    # Everything but the Spark checkpoints and the driver's metrics port, in the same order.
+    driver_only = ("CHECKPOINT_ROOT", "KP_METRICS_PORT", "KP_METRICS_ADDR")
+    want = job_neutral([e for e in driver["env"] if e["name"] not in driver_only], spark_job, user)
     spark_ca = [v for v in spark["volumes"] if v["name"] == "cluster-ca"]
     spark_mounts = [m for m in driver["volumeMounts"] if m["name"] == "cluster-ca"]
     found = by_job(objects)

@@ -1,52 +1,13 @@
 """Every rendered object is valid: built-in kinds against the Kubernetes schemas of the
 pinned kubernetes_version (kubernetes-validate, offline), custom resources against the
-openAPIV3Schema of the pinned Strimzi and spark-operator CRDs (jsonschema)."""
+openAPIV3Schema of the pinned Strimzi, spark-operator and Prometheus Operator CRDs
+(jsonschema; the crd_validators fixture)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-import jsonschema
 import kubernetes_validate
 import pytest
-import yaml
-from manifests import STRIMZI_VARIANTS, VARIANTS
-
-
-def strict(schema: dict[str, Any]) -> dict[str, Any]:
-    """A CRD schema as the API server applies it with strict field validation: unknown
-    fields are errors (not silently pruned) unless x-kubernetes-preserve-unknown-fields,
-    and `nullable` admits null. Branches of anyOf/oneOf stay as they are."""
-    out = dict(schema)
-    if out.get("nullable") and isinstance(out.get("type"), str):
-        out["type"] = [out["type"], "null"]
-    if "properties" in out:
-        out["properties"] = {k: strict(v) for k, v in out["properties"].items()}
-        if "additionalProperties" not in out and not out.get("x-kubernetes-preserve-unknown-fields"):
-            out["additionalProperties"] = False
-    if isinstance(out.get("additionalProperties"), dict):
-        out["additionalProperties"] = strict(out["additionalProperties"])
-    if isinstance(out.get("items"), dict):
-        out["items"] = strict(out["items"])
-    return out
-
-
-@pytest.fixture(scope="session")
-def crd_validators(crd_dir: Path) -> dict[tuple[str, str], jsonschema.protocols.Validator]:
-    """(apiVersion, kind) -> validator, for every served version of every pinned CRD."""
-    out = {}
-    for path in sorted(crd_dir.glob("*/*.yaml")):
-        crd = yaml.safe_load(path.read_text())
-        if not crd or crd.get("kind") != "CustomResourceDefinition":
-            continue
-        group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
-        for version in crd["spec"]["versions"]:
-            if version.get("served"):
-                schema = strict(version["schema"]["openAPIV3Schema"])
-                out[(f"{group}/{version['name']}", kind)] = jsonschema.Draft4Validator(schema)
-    assert out, f"no CustomResourceDefinition found under {crd_dir}"
-    return out
+from manifests import REPO_CRD_DIR, STRIMZI_VARIANTS, VARIANTS
 
 
 def custom_groups(crd_validators) -> set[str]:
@@ -56,6 +17,9 @@ def custom_groups(crd_validators) -> set[str]:
 def test_the_pins_match_the_pinned_crds(crd_dir, versions):
     assert (crd_dir / f"strimzi-{versions['strimzi_version']}").is_dir()
     assert (crd_dir / f"spark-operator-{versions['spark_operator_version']}").is_dir()
+    # The checkout's own: the pinned version, and no other.
+    pinned = f"prometheus-operator-{versions['prometheus_operator_version']}"
+    assert [p.name for p in REPO_CRD_DIR.glob("*/")] == [pinned]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -144,8 +144,9 @@ def test_every_client_job_starts_as_the_chart_runs_it(run: Run) -> None:
     from test_server_side_apply import RENDER
 
     objects = RENDER.render(RENDER.values_files()["default"])
-    # A Deployment's pod template, or a CronJob's Job's.
-    specs = [o["spec"] for o in objects if o["kind"] in ("Deployment", "CronJob")]
+    # A job's Deployment's pod template, or its CronJob's Job's (not the canary's, the lag exporter's).
+    specs = [o["spec"] for o in objects if o["kind"] in ("Deployment", "CronJob")
+             and "kafka-patterns/job" in o["metadata"].get("labels", {})]
     pods = [(s["jobTemplate"]["spec"] if "jobTemplate" in s else s)["template"]["spec"] for s in specs]
     assert len(pods) == len([j for j in catalogue.jobs().values() if j["engine"] == "client"])
     for pod in pods:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import ROOT
+from helpers import ROOT, jmx_export
 
 FILES = ROOT / "ansible" / "roles" / "kafka_metrics" / "files"
 ALERTS = FILES / "alerts.yml"
@@ -96,29 +96,6 @@ def test_every_alert_is_tested_firing_and_quiet():
     for name in alert_rules():
         assert True in cases.get(name, []), f"{ALERTS_TEST.name} has no case where {name} fires"
         assert False in cases.get(name, []), f"{ALERTS_TEST.name} has no case where {name} stays quiet"
-
-
-def jmx_export(config: dict, sample: str) -> tuple[str, dict[str, str]] | None:
-    """The JMX exporter's naming (io.prometheus.jmx.JmxCollector): the first rule whose
-    pattern, wrapped as ^.*(?:pattern).*$, matches the sample wins; $n in the name and the
-    labels are its groups; names are made safe ([a-zA-Z0-9:_], runs of _ squeezed) and
-    lowercased when the config says so."""
-    def expand(match: re.Match, template: str) -> str:
-        return re.sub(r"\$(\d+)", lambda g: match.group(int(g.group(1))) or "", template)
-
-    def safe(name: str) -> str:
-        return re.sub(r"_+", "_", re.sub(r"[^a-zA-Z0-9:_]", "_", name))
-
-    for rule in config["rules"]:
-        match = re.fullmatch(rf".*(?:{rule['pattern']}).*", sample)
-        if match:
-            name = safe(expand(match, rule["name"]))
-            labels = {}
-            for key, value in rule.get("labels", {}).items():
-                label = safe(expand(match, str(key)))
-                labels[label.lower() if config.get("lowercaseOutputLabelNames") else label] = expand(match, str(value))
-            return (name.lower() if config.get("lowercaseOutputName") else name), labels
-    return None
 
 
 @pytest.mark.parametrize(("rules_file", "sample", "metric", "labels"), JMX_SAMPLES,

@@ -10,7 +10,7 @@ import types
 
 import pytest
 
-from kafka_patterns import catalogue, runner
+from kafka_patterns import catalogue, inventory, runner
 from kafka_patterns.jobs import base, client, readings_to_postgres
 
 RTP = readings_to_postgres.__name__
@@ -104,6 +104,7 @@ def test_run_job_names_the_job_to_the_module(monkeypatch, tmp_path):
 
 def test_spawn_job_names_the_job_on_the_command_line(monkeypatch):
     started = []
+    inventory.load()  # read (ansible-inventory, cached) before Popen is replaced
     monkeypatch.setattr(runner.subprocess, "Popen", lambda cmd, **kw: started.append(cmd))
     runner.spawn_job("work-queue", ["--worker-id", "w1"])
     (cmd,) = started

@@ -31,46 +31,71 @@ kafka_patterns.jobs.replay: {once: true}
      "runtime" <its kp.clientRuntimes entry> "restartPolicy" Always|Never
      "labels" <the pods' labels>. */}}
 {{- define "kp.clientPodSpec" -}}
+{{- $clients := .root.Values.clients -}}
+{{- $args := concat (list .job.module) (.runtime.memberArgs | default list)
+                    (index $clients.args .job.name | default list) -}}
+{{- $env := printf "%s\n%s" `- name: POD_NAME
+  valueFrom:
+    fieldRef: {fieldPath: metadata.name}` (include "kp.jobEnv" (dict "root" .root "job" .job)) -}}
+{{- include "kp.pythonPodSpec" (dict "root" .root "container" "job" "args" $args "env" $env
+                                     "resources" $clients.resources "spread" $clients.topologySpread
+                                     "labels" .labels "restartPolicy" .restartPolicy) -}}
+{{- end -}}
+
+{{/* The pod spec of a kafka_patterns module run as a plain Python process on the
+     project image (client jobs, the lag exporter, the canary): unprivileged, read-only
+     root, the cluster CA mounted.
+     Args: dict "root" $ "container" <container name> "args" <the module, its arguments>
+     "env" <env entries, YAML> "resources" <resources> "labels" <the pods' labels>
+     "restartPolicy" Always|Never, and optionally "spread" <a topologySpread value>,
+     "metricsPort" <the port it serves Prometheus metrics on>,
+     "terminationGracePeriodSeconds" <seconds>. */}}
+{{- define "kp.pythonPodSpec" -}}
 {{- $root := .root -}}
-{{- $job := .job -}}
-{{- $clients := $root.Values.clients -}}
-{{- $args := concat (list $job.module) (.runtime.memberArgs | default list)
-                    (index $clients.args $job.name | default list) | toStrings -}}
 restartPolicy: {{ .restartPolicy }}
-# The jobs talk to Kafka and PostgreSQL, never to the Kubernetes API.
+# They talk to Kafka (and PostgreSQL), never to the Kubernetes API.
 automountServiceAccountToken: false
-{{- if $clients.topologySpread.enabled }}
+{{- with .terminationGracePeriodSeconds }}
+terminationGracePeriodSeconds: {{ . }}
+{{- end }}
+{{- if and .spread .spread.enabled }}
 topologySpreadConstraints:
-  {{- include "kp.topologySpread" (dict "spread" $clients.topologySpread "labels" .labels) | nindent 2 }}
+  {{- include "kp.topologySpread" (dict "spread" .spread "labels" .labels) | nindent 2 }}
 {{- end }}
 securityContext:
   # The image's own unprivileged user (spark-jobs/Dockerfile: USER 185).
   runAsNonRoot: true
   seccompProfile: {type: RuntimeDefault}
 containers:
-  - name: job
+  - name: {{ .container }}
     image: {{ include "kp.image" $root | quote }}
     imagePullPolicy: {{ $root.Values.spark.image.pullPolicy }}
     # Plain Python on the Spark image, through the launcher the Spark applications use
     # (spark.launcher); tini as PID 1 passes SIGTERM on (a Python PID 1 would ignore it
     # unless the job handles it) and reaps.
     command: [/usr/bin/tini, --, python3, {{ trimPrefix "local://" $root.Values.spark.launcher | quote }}]
-    # The module, the pod's own arguments, clients.args'. The job reads its catalogue
-    # arguments itself (KAFKA_PATTERNS_JOB), before these.
+    # The module, then its arguments (a client job's: the pod's own, clients.args'). A
+    # catalogue job reads its catalogue arguments itself (KAFKA_PATTERNS_JOB), before these.
     args:
-      {{- toYaml $args | nindent 6 }}
+      {{- toYaml (.args | toStrings) | nindent 6 }}
+    {{- with .metricsPort }}
+    # Prometheus scrapes /metrics here (templates/pod-monitors.yaml).
+    ports:
+      - {name: metrics, containerPort: {{ . }}, protocol: TCP}
+    # Ready once it listens: a TCP connect, not a scrape (a lag scrape queries Kafka).
+    readinessProbe:
+      tcpSocket: {port: metrics}
+      periodSeconds: 10
+    {{- end }}
     env:
-      - name: POD_NAME
-        valueFrom:
-          fieldRef: {fieldPath: metadata.name}
-      {{- include "kp.jobEnv" (dict "root" $root "job" $job) | nindent 6 }}
-    {{- with $clients.resources }}
+      {{- .env | nindent 6 }}
+    {{- with .resources }}
     resources:
       {{- toYaml . | nindent 6 }}
     {{- end }}
     securityContext:
       allowPrivilegeEscalation: false
-      # The jobs write nothing but to Kafka and PostgreSQL (/tmp for anything else).
+      # They write nothing but to Kafka and PostgreSQL (/tmp for anything else).
       readOnlyRootFilesystem: true
       capabilities: {drop: [ALL]}
     volumeMounts:

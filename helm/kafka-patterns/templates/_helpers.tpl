@@ -134,23 +134,40 @@ SCRAM-SHA-512
 {{- end -}}
 
 {{/* The environment of every pod that runs a catalogue job (Spark driver and executors,
-     client job): its name, Kafka over SASL_SSL as its user, the CA file, PostgreSQL.
+     client job): its name, Kafka as its user (kp.kafkaEnv), PostgreSQL.
      Passwords are secretKeyRefs only: no secret value is ever rendered.
      Args: dict "root" $ "job" <catalogue job>. */}}
 {{- define "kp.jobEnv" -}}
-{{- $root := .root -}}
-{{- $pg := $root.Values.postgres -}}
-{{- $user := include "kp.k8sName" .job.name -}}
-{{- $userName := $user -}}
-{{- if include "kp.external" $root -}}
-{{- $userName = index $root.Values.kafka.external.userNames .job.name | default $user -}}
-{{- end -}}
+{{- $pg := .root.Values.postgres -}}
 - name: KAFKA_PATTERNS_JOB
   value: {{ .job.name | quote }}
+{{ include "kp.kafkaEnv" (dict "root" .root "user" .job.name) }}
+# The sink database (kafka_patterns.settings.postgres_dsn); libpq reads the
+# password from PGPASSWORD, so that it never appears in the DSN.
+- name: POSTGRES_DSN
+  value: {{ printf "host=%s port=%v dbname=%s user=%s" $pg.host $pg.port $pg.database $pg.appUser | quote }}
+- name: PGPASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ $pg.appPasswordSecret.name }}
+      key: {{ $pg.appPasswordSecret.key }}
+{{- end -}}
+
+{{/* The environment of a Kafka client as a catalogue job's or user's Kafka user: the
+     bootstrap servers, the CA file, SASL_SSL with the password from the Secret named
+     after the user.
+     Args: dict "root" $ "user" <catalogue job or user name>. */}}
+{{- define "kp.kafkaEnv" -}}
+{{- $root := .root -}}
+{{- $user := include "kp.k8sName" .user -}}
+{{- $userName := $user -}}
+{{- if include "kp.external" $root -}}
+{{- $userName = index $root.Values.kafka.external.userNames .user | default $user -}}
+{{- end -}}
 - name: KAFKA_BOOTSTRAP_SERVERS
   value: {{ include "kp.bootstrap" $root | quote }}
 # KAFKA_CLIENT_<X_Y> -> client setting x.y (kafka_patterns.clients): TLS + SASL
-# as the job's KafkaUser, whose password the User Operator keeps in a Secret named
+# as its KafkaUser, whose password the User Operator keeps in a Secret named
 # after the user (in bring-your-own-Kafka mode, a Secret of the same name and key).
 - name: KAFKA_CLIENT_SECURITY_PROTOCOL
   value: SASL_SSL
@@ -167,15 +184,6 @@ SCRAM-SHA-512
 - name: KAFKA_CLIENT_SSL_CA_LOCATION
   value: {{ printf "%s/ca.crt" (include "kp.clusterCaDir" $root) | quote }}
 {{- end }}
-# The sink database (kafka_patterns.settings.postgres_dsn); libpq reads the
-# password from PGPASSWORD, so that it never appears in the DSN.
-- name: POSTGRES_DSN
-  value: {{ printf "host=%s port=%v dbname=%s user=%s" $pg.host $pg.port $pg.database $pg.appUser | quote }}
-- name: PGPASSWORD
-  valueFrom:
-    secretKeyRef:
-      name: {{ $pg.appPasswordSecret.name }}
-      key: {{ $pg.appPasswordSecret.key }}
 {{- end -}}
 
 {{/* The volume of the cluster CA certificate (Strimzi's <cluster>-cluster-ca-cert

@@ -50,6 +50,12 @@ volumes:
   coreLimit: {{ . | quote }}
   {{- end }}
   memory: {{ $res.memory | quote }}
+  {{- if eq $role "driver" }}
+  # The driver serves the job's Prometheus metrics here (KP_METRICS_PORT below); the
+  # Spark drivers' PodMonitor scrapes the port by its name.
+  ports:
+    - {name: metrics, containerPort: {{ $root.Values.monitoring.sparkDrivers.port }}, protocol: TCP}
+  {{- end }}
   labels:
     app.kubernetes.io/name: {{ $root.Chart.Name }}
     app.kubernetes.io/instance: {{ $root.Release.Name | trunc 63 | trimSuffix "-" }}
@@ -65,5 +71,13 @@ volumes:
     # Structured Streaming checkpoints (kafka_patterns.settings.checkpoint_root).
     - name: CHECKPOINT_ROOT
       value: {{ $spark.checkpoint.mountPath | quote }}
+    {{- if eq $role "driver" }}
+    # Where the job serves its streaming metrics (kafka_patterns.streaming_metrics): on
+    # every address, for Prometheus to reach (its default is 127.0.0.1).
+    - name: KP_METRICS_PORT
+      value: {{ $root.Values.monitoring.sparkDrivers.port | quote }}
+    - name: KP_METRICS_ADDR
+      value: 0.0.0.0
+    {{- end }}
 {{- end }}
 {{- end -}}

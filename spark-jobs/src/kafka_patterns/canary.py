@@ -266,7 +266,9 @@ class Canary:
         return True
 
     def _read(self, consumer, timeout: float) -> None:
-        for msg in consumer.consume(500, timeout):
+        # What has arrived, else wait for the first record only: consume(500, timeout) would
+        # hold a lone probe until the timeout, adding up to it to the measured latency.
+        for msg in consumer.consume(500, 0) or consumer.consume(1, timeout):
             if msg.error() is not None:
                 self.errors.error(f"consume: {msg.error().str()}")
                 continue

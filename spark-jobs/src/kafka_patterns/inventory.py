@@ -48,6 +48,13 @@ class Cluster:
     # The replication role Debezium connects as (CDC).
     postgres_replication_user: str = "cdc"
     postgres_replication_password: str = field(default="", repr=False)
+    # (what, host, port) of the monitoring services (role monitoring): Prometheus, the
+    # canary, the lag exporter; empty when the inventory has no monitoring host.
+    monitoring: tuple[tuple[str, str, int], ...] = ()
+
+    @property
+    def prometheus_url(self) -> str | None:
+        return next((f"http://{h}:{p}" for what, h, p in self.monitoring if what == "Prometheus"), None)
 
     @property
     def bootstrap_servers(self) -> str:
@@ -74,7 +81,7 @@ class Cluster:
             host, port = url.split("://", 1)[-1].rsplit(":", 1)
             out.append(("Connect REST", host, int(port)))
         out.append(("PostgreSQL", self.postgres_host, self.postgres_port))
-        return out
+        return out + list(self.monitoring)
 
 
 FILE_LOOKUP = re.compile(r"""^\{\{\s*lookup\(\s*['"](?:ansible\.builtin\.)?file['"]\s*,"""
@@ -125,10 +132,17 @@ def load(path: Path | None = None) -> Cluster:
     # gives a plain path (the hosts topology's .run/hosts/control), else the checkout's .run.
     run_dir = pg.get("platform_run_dir", "")
     run_dir = Path(run_dir) if run_dir and "{{" not in run_dir else ROOT / ".run"
+    # Role monitoring's defaults where the inventory leaves them out.
+    monitoring = tuple(
+        (what, hostvars[h].get(f"{key}_host", "127.0.0.1"), int(hostvars[h].get(f"{key}_{port_key}", port)))
+        for h in members("monitoring")[:1]
+        for what, key, port_key, port in (("Prometheus", "prometheus", "port", 9090),
+                                          ("canary", "canary", "metrics_port", 9464),
+                                          ("lag exporter", "lag_exporter", "metrics_port", 9465)))
     return Cluster(tuple(nodes), connect, pg.get("ansible_host", "127.0.0.1"), int(pg.get("postgresql_port", 5432)),
                    pg["postgresql_database"], pg["postgresql_app_user"], resolve(pg["postgresql_app_password"]),
                    run_dir, pg.get("postgresql_replication_user", "cdc"),
-                   resolve(pg.get("postgresql_replication_password", "")))
+                   resolve(pg.get("postgresql_replication_password", "")), monitoring)
 
 
 def listening(host: str, port: int, timeout: float = 1.0) -> bool:

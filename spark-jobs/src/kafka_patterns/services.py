@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from kafka_patterns import catalogue
+from kafka_patterns import catalogue, credentials
 
 
 class FailureMode(enum.Enum):
@@ -148,5 +148,12 @@ class JobService(ProcessService):
                  env: dict[str, str] | None = None) -> None:
         module = catalogue.job(job).module
         super().__init__([sys.executable, "-m", module, "--job", job, *args], log,
-                         {"KP_KAFKA_USER": job, **(env or {})})
+                         {"KP_KAFKA_USER": job, **monitoring_env(), **(env or {})})
         self.job = job
+
+
+def monitoring_env() -> dict[str, str]:
+    """While the local monitoring runs (role monitoring), a Spark job serves its streaming
+    metrics on a free port and announces it to Prometheus (kafka_patterns.streaming_metrics)."""
+    sd_dir = credentials.run_dir() / "monitoring" / "targets"
+    return {"KP_METRICS_PORT": "0", "KP_PROMETHEUS_SD_DIR": str(sd_dir)} if sd_dir.is_dir() else {}

@@ -16,7 +16,7 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kafka_patterns import clients, deadletters, readings
+from kafka_patterns import clients, deadletters, readings, streaming_metrics
 from kafka_patterns.catalogue import ROOT, versions
 
 
@@ -39,7 +39,9 @@ def connector_jars() -> list[Path]:
 
 
 def session(app_name: str) -> SparkSession:
-    """The active session, or a new local one (spark-submit/the operator set the master)."""
+    """The active session, or a new local one (spark-submit/the operator set the master).
+    A new session exports its streaming progress as Prometheus metrics of job `app_name`
+    when KP_METRICS_PORT is set (streaming_metrics)."""
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
@@ -61,6 +63,7 @@ def session(app_name: str) -> SparkSession:
     # pool sizes) drown the table; errors still show. In a pod, WARN goes to its log.
     default = "WARN" if "SPARK_HOME" in os.environ else "ERROR"
     spark.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", default))
+    streaming_metrics.install(spark, app_name)
     return spark
 
 

@@ -1,18 +1,22 @@
 """`make status`: one readable view of the local platform.
 
 Nodes and roles, the KRaft quorum (leader, voters, lag), topics with partitions,
-replication factor and in-sync replicas, the Connect worker and its plugins,
-PostgreSQL. Parts that are down are shown as down; nothing here changes state.
+replication factor and in-sync replicas (under-replicated partitions counted), the
+consumer groups' lag, the Connect worker and its plugins, PostgreSQL, and the
+monitoring: Prometheus's firing alerts and the delivery canary's counts. Parts that are
+down are shown as down; nothing here changes state.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 
 import psycopg
 from tabulate import tabulate
 
-from kafka_patterns import clients, connect, credentials, inventory, kafka_tool
+from kafka_patterns import clients, connect, credentials, inventory, kafka_tool, lag_exporter, prometheus_api
+from kafka_patterns.canary import OUTCOMES as canary_outcomes
 from kafka_patterns.catalogue import topics as catalogue_topics
 
 
@@ -20,7 +24,8 @@ def section(title: str) -> None:
     print(f"\n== {title} " + "=" * max(0, 70 - len(title)))
 
 
-def show_nodes(cluster: inventory.Cluster) -> bool:
+def show_nodes(cluster: inventory.Cluster) -> list[str]:
+    """Print the nodes and return their states."""
     section("Kafka nodes")
     rows = []
     for n in cluster.nodes:
@@ -31,7 +36,7 @@ def show_nodes(cluster: inventory.Cluster) -> bool:
         rows.append([n.name, n.node_id, "+".join(n.roles), n.rack, n.broker_port or "-", n.controller_port or "-",
                      state])
     print(tabulate(rows, headers=["node", "id", "roles", "rack", "broker", "controller", "state"]))
-    return any(r[-1] == "up" for r in rows)
+    return [r[-1] for r in rows]
 
 
 def show_quorum(cluster: inventory.Cluster) -> None:
@@ -66,8 +71,54 @@ def show_topics() -> None:
         rows.append([name, len(parts), rf, f"{isr}/{rf}", under, leaderless, source])
     missing = sorted(set(declared) - set(md.topics))
     print(tabulate(rows, headers=["topic", "partitions", "RF", "min ISR", "under-replicated", "no leader", "from"]))
+    print(f"under-replicated partitions: {sum(r[4] for r in rows)}, without a leader: {sum(r[5] for r in rows)}")
     if missing:
         print(f"declared in the catalogue but missing: {', '.join(missing)}")
+
+
+def show_lag() -> None:
+    """Per consumer group and topic: the lag summed over the partitions it commits on
+    (as the lag exporter computes it), and the group's members."""
+    section("Consumer groups")
+    source = lag_exporter.OffsetSource(clients.admin(user="operator"))
+    try:
+        committed = {g: {tp: o for tp, o in source.committed(g).items() if o is not None} for g in source.groups()}
+        ends = source.end_offsets({tp for offsets in committed.values() for tp in offsets})
+    except Exception as e:  # a Partial too: a lag from half the partitions would mislead
+        print(f"unavailable: {e}")
+        return
+    rows = []
+    for group, offsets in sorted(committed.items()):
+        for topic in sorted({t for t, _ in offsets}):
+            lag = sum(max(ends[tp] - o, 0) for tp, o in offsets.items() if tp[0] == topic and tp in ends)
+            rows.append([group, topic, sum(1 for t, _ in offsets if t == topic), lag, source.members(group)])
+    print(tabulate(rows, headers=["group", "topic", "partitions", "lag", "members"]) if rows
+          else "no consumer group has committed offsets")
+
+
+def show_monitoring(cluster: inventory.Cluster) -> None:
+    """What Prometheus sees: its firing alerts, the canary's counts and latency."""
+    if cluster.prometheus_url is None:
+        return
+    section("Monitoring")
+    url = cluster.prometheus_url
+    try:
+        alerts = prometheus_api.firing(url)
+        canary = {r["metric"]["__name__"]: float(r["value"][1]) for r in prometheus_api.api(
+            url, "query", query='{__name__=~"kafka_patterns_canary_records_.*_total"}')["result"]}
+        p99 = prometheus_api.instant(url, "histogram_quantile(0.99, sum by (le) "
+                                     "(rate(kafka_patterns_canary_end_to_end_latency_seconds_bucket[5m])))")
+    except (OSError, prometheus_api.PrometheusError) as e:
+        print(f"Prometheus {url}: DOWN ({e})")
+        return
+    print(f"Prometheus {url}: up, {len(alerts)} alert(s) firing")
+    for a in alerts:
+        print(f"  {a['labels'].get('severity', '')}: {a['labels']['alertname']} {a['labels'].get('instance', '')}")
+    counts = {k.removeprefix("kafka_patterns_canary_records_").removesuffix("_total"): int(v)
+              for k, v in canary.items()}
+    latency = f", p99 latency {p99 * 1000:.0f} ms" if p99 is not None and not math.isnan(p99) else ""
+    print("canary: " + (", ".join(f"{k} {counts[k]}" for k in canary_outcomes if k in counts) or "no data yet")
+          + latency)
 
 
 def show_connect(cluster: inventory.Cluster) -> None:
@@ -121,11 +172,18 @@ def show_postgres(cluster: inventory.Cluster) -> None:
 
 def main() -> int:
     cluster = inventory.load()
-    if show_nodes(cluster):
+    states = show_nodes(cluster)
+    if "up" in states:
         show_quorum(cluster)
         show_topics()
+    if set(states) == {"up"}:
+        show_lag()
+    else:  # a group whose coordinator is away would wait out every admin call
+        section("Consumer groups")
+        print("not read while a node is down or hung")
     show_connect(cluster)
     show_postgres(cluster)
+    show_monitoring(cluster)
     return 0
 
 

@@ -100,9 +100,12 @@ def await_all(queries: Sequence) -> None:
         for q in queries:
             if q.exception() is not None:
                 raise RuntimeError(f"query {q.name} failed: {q.exception()}")
-        if not any(q.isActive for q in queries):
+        # One read of isActive per query: a query may end between two reads (a second
+        # read found none active and raised StopIteration, failing a finished run).
+        active = [q for q in queries if q.isActive]
+        if not active:
             return
-        next(q for q in queries if q.isActive).awaitTermination(1.0)
+        active[0].awaitTermination(1.0)
 
 
 def valid_readings(records, job: catalogue.Job, args: argparse.Namespace, query: str = "deadletters"):

@@ -65,12 +65,15 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 400.0,
         base.progress(f"{KEY}: producing {records} work items at {rate:.0f}/s")
         producer.start()
         done_sql = f"SELECT count(*) FROM {table} WHERE grp = %s"
-        victims, injected = [], []
+        victims, injected, first_fault = [], [], None
         for k, mode in enumerate(faults):
             n = base.wait_for_rows(done_sql, (group,), records * (k + 1) // (len(faults) + 2), 60,
                                    "workers to make progress")
             held = wq.owners_at(events(group), deaths, datetime.now(UTC))
             victim = next(w for w, ps in sorted(held.items()) if ps and w not in deaths)
+            # A clean stop returns after the worker left the group, by when an idle worker
+            # may have taken its partition: "all alive" ends when the fault starts.
+            first_fault = first_fault or datetime.now(UTC)
             rc = procs[victim].kill(mode)
             deaths[victim] = datetime.now(UTC)
             victims.append((victim, sorted(held[victim])))
@@ -123,9 +126,8 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 400.0,
     if faults:
         checks["the failed workers' partitions moved to survivors"] = moved
         checks["a previously idle worker took over partitions"] = bool(idle_worked_later) or workers <= partitions
-    first_kill = min(deaths.values()) if deaths else datetime.now(UTC)
     early = pg.query(f"SELECT count(*) FROM {table} WHERE grp = %s AND worker = ANY(%s) AND processed_at < %s",
-                     (group, idle_before, first_kill))[0][0]
+                     (group, idle_before, first_fault or stop_at))[0][0]
     checks["idle workers processed nothing while all were alive"] = early == 0
     return base.Outcome(KEY, JOBS, d, base.promise(job), len(acked), len(received), checks=checks,
                         notes=[*injected, *notes], faults=injected)

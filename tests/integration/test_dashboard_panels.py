@@ -1,0 +1,64 @@
+"""Every panel of the Grafana dashboards (role kafka_metrics, files/dashboards) shows data
+from the live local Prometheus: each target's PromQL, over the last 10 minutes, returns a
+series with a number in it. Panels marked kafkaPatterns.dataOnlyWhen (a Spark streaming
+query, a Connect connector) are held to it only while their condition has data too; the
+others must show data on a healthy platform (the convention: kafka_patterns.dashboard).
+
+Needs the platform's monitoring (make up: Prometheus, the canary, the lag exporter); it is
+skipped, saying so, only when the inventory has no monitoring host."""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlsplit
+
+import pytest
+
+from helpers import LOCAL_INVENTORY
+from kafka_patterns import inventory
+from kafka_patterns.dashboard import Dashboard, QueryError, Series, load_dashboards, query_range
+
+WINDOW = 600  # seconds: the last 10 minutes
+STEP = 15
+BOARDS = load_dashboards(range_seconds=WINDOW)
+
+
+@pytest.fixture(scope="module")
+def prometheus() -> str:
+    """The inventory's Prometheus (prometheus_port of the monitoring host)."""
+    url = inventory.load(LOCAL_INVENTORY).prometheus_url
+    if url is None:
+        pytest.skip("the inventory has no monitoring host: no Prometheus to ask")
+    address = urlsplit(url)
+    if not inventory.listening(address.hostname, address.port or 80):
+        pytest.fail(f"nothing listens at {url}: make up starts Prometheus (role monitoring)")
+    return url
+
+
+def with_data(prometheus: str, expr: str) -> list[Series]:
+    end = time.time()
+    return [s for s in query_range(prometheus, expr, end - WINDOW, end, STEP) if s.has_data]
+
+
+@pytest.mark.parametrize("board", BOARDS, ids=[b.uid for b in BOARDS])
+def test_every_panel_has_data(prometheus, board: Dashboard):
+    missing, waived = [], []
+    for panel in board.panels:
+        when = panel.data_only_when
+        try:
+            if when and not with_data(prometheus, when.expr):
+                waived.append(f"{panel.title} (data only while {when.description})")
+                continue
+        except QueryError as e:
+            missing.append(f"{panel.title}: its dataOnlyWhen refused by Prometheus ({e}): {when.expr}")
+            continue
+        for target in panel.targets:
+            try:
+                if not with_data(prometheus, target.expr):
+                    missing.append(f"{panel.title} [{target.ref}] no data: {target.expr}")
+            except QueryError as e:
+                missing.append(f"{panel.title} [{target.ref}] refused by Prometheus ({e}): {target.expr}")
+    if waived:
+        print(f"{board.title}: not required now: " + "; ".join(waived))
+    assert not missing, (f"{board.title} ({board.path.name}): {len(missing)} panel target(s) without data in the "
+                         f"last {WINDOW // 60} minutes at {prometheus}:\n  " + "\n  ".join(missing))
