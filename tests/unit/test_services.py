@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_patterns import clients
+from kafka_patterns import clients, services
 from kafka_patterns.services import FailureMode, JobService, ProcessService, stop_all
 
 # Prints its pid and its child's (the "JVM"), then ticks; says bye on SIGTERM.
@@ -118,9 +118,19 @@ def test_stop_all_stops_every_service_and_kills_a_stubborn_one(tmp_path):
     assert deaf.wait() == -9
 
 
-def test_job_service_runs_the_catalogue_module_as_the_jobs_user():
+def test_job_service_runs_the_catalogue_module_as_the_jobs_user(monkeypatch, tmp_path):
+    monkeypatch.setattr(services.credentials, "run_dir", lambda: tmp_path)  # no monitoring running
     s = JobService("work-queue", ["--worker-id", "w1"], env={"X": "1"})
     assert s.cmd[1:] == ["-m", "kafka_patterns.jobs.work_queue", "--job", "work-queue", "--worker-id", "w1"]
     assert s.env == {"KP_KAFKA_USER": "work-queue", "X": "1"}
     with pytest.raises(AssertionError, match="not started"):
         s.wait()
+
+
+def test_a_job_announces_its_metrics_only_while_the_local_monitoring_runs(monkeypatch, tmp_path):
+    monkeypatch.setattr(services.credentials, "run_dir", lambda: tmp_path)
+    assert services.monitoring_env() == {}
+    (tmp_path / "monitoring" / "targets").mkdir(parents=True)
+    assert services.monitoring_env() == {"KP_METRICS_PORT": "0",
+                                         "KP_PROMETHEUS_SD_DIR": str(tmp_path / "monitoring" / "targets")}
+    assert JobService("work-queue").env["KP_METRICS_PORT"] == "0"
