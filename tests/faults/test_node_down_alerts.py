@@ -18,8 +18,8 @@ from kafka_patterns.prometheus_api import api, firing, instant
 # abandoned groups, whose topics the later tests keep writing to.
 CLUSTER_ALERTS = {"KafkaNodeDown", "UnderReplicatedPartitions", "OfflinePartitions", "UnderMinIsrPartition",
                   "AbnormalControllerState"}
-FIRE_TIMEOUT = 180  # the alerts' `for` plus a few scrape and evaluation intervals
-RESOLVE_TIMEOUT = 240  # the node's start, its replicas catching up, an evaluation
+FIRE_TIMEOUT = 240  # ISR shrink (replica.lag.time.max.ms 30 s), the alerts' `for`, 15 s scrapes and evaluations
+RESOLVE_TIMEOUT = 300  # the node's start, its replicas catching up, an evaluation
 
 
 def cluster_alerts_firing(prometheus: str) -> list[dict]:
