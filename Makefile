@@ -261,6 +261,9 @@ hosts-down: setup ## stop the services on the test hosts and delete the hosts; n
 	  echo "==> stopping the services on the test hosts (stop.yml, log: $$log)"; \
 	  ( $(call hosts_run,$$log,ansible-playbook -i $(HOSTS_INVENTORY) $(ROOT)/ansible/playbooks/stop.yml) ) || \
 	    echo "    some services did not stop cleanly: they are killed with their hosts" >&2; \
+	elif [ -f $(HOSTS_INVENTORY)/hosts.yml ]; then \
+	  echo "==> stopping the monitoring of the test hosts on this machine (stop.yml, log: $$log)"; \
+	  $(call hosts_run,$$log,ansible-playbook -i $(HOSTS_INVENTORY) --limit monitoring $(ROOT)/ansible/playbooks/stop.yml); \
 	fi; \
 	echo "==> deleting the test hosts (namespaces, veths, bridge kphosts0)"; \
 	$(call hosts_run,$$log,$(PLAYBOOK) $(ROOT)/ansible/playbooks/hosts-down.yml)

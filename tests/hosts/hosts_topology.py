@@ -10,10 +10,16 @@ import yaml
 
 from helpers import ROOT
 
-ROLE = ROOT / "ansible" / "roles" / "netns_hosts"
-DEFAULTS = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+
+def role_defaults(role: str) -> dict:
+    return yaml.safe_load((ROOT / "ansible" / "roles" / role / "defaults" / "main.yml").read_text())
+
+
+DEFAULTS = role_defaults("netns_hosts")
 # The hosts as the role declares them: name, address, group (node_id, rack for Kafka).
 HOSTS: list[dict] = DEFAULTS["netns_hosts_list"]
+# The inventory's monitoring host: the control machine itself (connection local).
+MONITORING_HOST: str = DEFAULTS["netns_hosts_monitoring_host"]
 HOSTS_DIR = ROOT / ".run" / "hosts"
 INVENTORY = HOSTS_DIR / "inventory"
 CONTROL_ADDRESS = DEFAULTS["netns_hosts_cidr"].split("/")[0]

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 import requests
-from hosts_topology import HOSTS, HOSTS_DIR, names, spec
+from hosts_topology import HOSTS, HOSTS_DIR, names, role_defaults, spec
 
 WORKERS = names("kafka_connect")
+METRICS_PORT = role_defaults("kafka_connect")["connect_metrics_port"]
 
 
 def connect_processes(host, name: str):
@@ -26,7 +27,13 @@ def test_the_worker_runs_as_user_kafka_on_its_own_address(ssh, name):
     assert procs[0].user == "kafka"
     address = spec(name)["address"]
     listening = {s for s in host.socket.get_listening_sockets() if s.startswith(("tcp://", "udp://"))}
-    assert listening == {f"tcp://{address}:8083", f"tcp://{address}:22"}
+    assert listening == {f"tcp://{address}:{port}" for port in (8083, METRICS_PORT, 22)}
+
+
+@pytest.mark.parametrize("name", WORKERS)
+def test_the_worker_serves_its_metrics_on_its_own_address(name, hosts_up):
+    url = f"http://{spec(name)['address']}:{METRICS_PORT}/metrics"
+    assert "kafka_connect_worker_connector_count" in requests.get(url, timeout=10).text, url
 
 
 def test_no_other_host_runs_a_worker(ssh):

@@ -7,13 +7,16 @@ import json
 import re
 
 import pytest
+import requests
 from confluent_kafka.admin import AdminClient
-from hosts_topology import HOSTS_DIR, names, spec
+from hosts_topology import HOSTS_DIR, names, role_defaults, spec
 
 from helpers import parse_properties
 
 CONTROLLERS, BROKERS = names("kafka_controllers"), names("kafka_brokers")
-PORTS = {"controller": {9093}, "broker": {9091, 9092}}
+# Each node also serves its JMX exporter metrics (plain HTTP, read-only) on its own address.
+METRICS_PORT = role_defaults("kafka_node")["kafka_metrics_port"]
+PORTS = {"controller": {9093, METRICS_PORT}, "broker": {9091, 9092, METRICS_PORT}}
 
 
 def role_of(name: str) -> str:
@@ -47,6 +50,16 @@ def test_the_node_listens_on_its_own_address_only(ssh, name):
     address = spec(name)["address"]
     expected = {f"tcp://{address}:{port}" for port in PORTS[role_of(name)] | {22}}
     assert tcp_listeners(ssh(name)) == expected
+
+
+@pytest.mark.parametrize("name", CONTROLLERS + BROKERS)
+def test_the_node_serves_its_metrics_on_its_own_address(name, hosts_up):
+    url = f"http://{spec(name)['address']}:{METRICS_PORT}/metrics"
+    body = requests.get(url, timeout=10).text
+    # Both roles report their Raft state; only brokers have replica managers.
+    assert "kafka_server_raftmetrics_current_state" in body, url
+    if role_of(name) == "broker":
+        assert "kafka_server_replicamanager_underreplicatedpartitions" in body, url
 
 
 @pytest.mark.parametrize("name", CONTROLLERS + BROKERS)

@@ -43,7 +43,7 @@ def test_the_example_hosts_inventory_parses():
     proc = ansible("ansible-inventory", "-i", str(EXAMPLE_INVENTORY), "--list")
     assert proc.returncode == 0, proc.stderr
     groups = json.loads(proc.stdout)
-    for group in ("kafka_controllers", "kafka_brokers", "kafka_connect", "postgresql"):
+    for group in ("kafka_controllers", "kafka_brokers", "kafka_connect", "postgresql", "monitoring"):
         assert groups.get(group, {}).get("hosts"), f"{EXAMPLE_INVENTORY.name} has no hosts in {group}"
 
 

@@ -152,10 +152,13 @@ def test_which_metrics_deployments_run(helm, sets, want):
         assert not users
 
 
-def test_the_clusters_stacks_run_the_canary_and_the_local_cluster_neither(rendered):
+def test_the_clusters_stacks_run_the_canary_and_the_local_cluster_the_lag_exporter_too(rendered):
     assert set(metrics_apps(rendered["dev"])) == set(metrics_apps(rendered["prod"])) == {"canary"}
-    # The local deploy makes Secrets for the jobs' users only (values-local.yaml).
-    assert not metrics_apps(rendered["local"])
+    # The local stack brings its own Kafka (no Strimzi Kafka Exporter): the lag exporter
+    # runs; its canary reads in a group apart from `make up`'s canary's.
+    local = metrics_apps(rendered["local"])
+    assert set(local) == {"canary", "lag-exporter"}
+    assert option(container(local["canary"])["args"], "--group") != values_of("default")["monitoring"]["canary"]["group"]
     assert set(metrics_apps(rendered["default"])) == {"canary"}
 
 
@@ -363,8 +366,8 @@ def test_each_monitor_of_ours_selects_pods_that_serve_its_port(helm):
         assert endpoint["port"] in {p["name"] for p in spec["driver"]["ports"]}
 
 
-def test_the_local_cluster_would_scrape_its_spark_drivers_only(monitored):
-    assert sorted(by_name(monitored["local"], "PodMonitor")) == ["spark-drivers"]
+def test_the_local_cluster_would_scrape_its_spark_drivers_and_exporters(monitored):
+    assert sorted(by_name(monitored["local"], "PodMonitor")) == ["canary", "lag-exporter", "spark-drivers"]
 
 
 def test_podmonitors_carry_the_labels_and_interval_of_the_values(helm):
