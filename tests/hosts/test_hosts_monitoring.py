@@ -64,5 +64,6 @@ def test_prometheus_has_loaded_every_alert_of_the_tested_rule_file(prometheus):
 def test_the_canary_lost_nothing_through_the_broker_faults(prometheus):
     consumed = assert_the_canary_delivers_and_loses_nothing(prometheus)
     counts = {what: instant(prometheus, f"sum(kafka_patterns_canary_records_{what}_total)")
-              for what in ("produced", "duplicated", "reordered")}
+              for what in ("produced", "acked", "failed", "duplicated", "reordered")}
     print(f"canary on the hosts: {consumed:.0f} consumed, {counts}")
+    assert counts["duplicated"] == 0, counts

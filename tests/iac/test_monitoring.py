@@ -158,7 +158,8 @@ def test_the_clusters_stacks_run_the_canary_and_the_local_cluster_the_lag_export
     # runs; its canary reads in a group apart from `make up`'s canary's.
     local = metrics_apps(rendered["local"])
     assert set(local) == {"canary", "lag-exporter"}
-    assert option(container(local["canary"])["args"], "--group") != values_of("default")["monitoring"]["canary"]["group"]
+    default_group = values_of("default")["monitoring"]["canary"]["group"]
+    assert option(container(local["canary"])["args"], "--group") != default_group
     assert set(metrics_apps(rendered["default"])) == {"canary"}
 
 

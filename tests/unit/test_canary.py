@@ -29,55 +29,75 @@ def value(registry: CollectorRegistry, name: str, **labels: str) -> float | None
 
 
 def replay(events: list[tuple], grace: float = 30.0) -> tuple[Ledger, CollectorRegistry]:
-    """Events: ("ack", partition, seq, t), ("fail", partition, seq), ("read", partition, seq, t), ("expire", t)."""
+    """Events: ("ack", partition, seq, t, offset), ("fail", partition, seq),
+    ("read", partition, seq, t, offset), ("expire", t, final)."""
     book, registry = ledger(grace)
+    feed(book, events)
+    return book, registry
+
+
+def feed(book: Ledger, events: list[tuple]) -> None:
     for kind, *args in events:
         if kind == "ack":
             book.acked(*args)
         elif kind == "fail":
             book.failed(*args)
         elif kind == "read":
-            partition, seq, t = args
+            partition, seq, t, offset = args
             book.consumed(partition, seq, t * 1000 - 5, t)  # produced 5 ms before it was read
+            book.read_through(partition, offset)
         else:
             book.expire(*args)
-    return book, registry
 
 
-def acks(*seqs: int, partition: int = 0, t: float = 0.0) -> list[tuple]:
-    return [("ack", partition, s, t) for s in seqs]
+def acks(*seqs: int, partition: int = 0, t: float = 0.0, at: tuple[int, ...] = ()) -> list[tuple]:
+    """Acked at offsets `at` (default: offset = seq)."""
+    return [("ack", partition, s, t, o) for s, o in zip(seqs, at or seqs, strict=True)]
 
 
-def reads(*seqs: int, partition: int = 0, t: float = 1.0) -> list[tuple]:
-    return [("read", partition, s, t) for s in seqs]
+def reads(*seqs: int, partition: int = 0, t: float = 1.0, at: tuple[int, ...] = ()) -> list[tuple]:
+    """Read at offsets `at` (default: offset = seq)."""
+    return [("read", partition, s, t, o) for s, o in zip(seqs, at or seqs, strict=True)]
 
 
 def fails(*seqs: int, partition: int = 0) -> list[tuple]:
     return [("fail", partition, s) for s in seqs]
 
 
-def expire(t: float) -> list[tuple]:
-    return [("expire", t)]
+def expire(t: float, final: bool = False) -> list[tuple]:
+    return [("expire", t, final)]
+
+
+def stop(t: float) -> list[tuple]:
+    """The canary stops: what is still unread after the grace period is lost."""
+    return expire(t, final=True)
 
 
 CASES = {
-    "in order": (acks(0, 1, 2) + reads(0, 1, 2) + expire(100), {"consumed": 3}),
-    "read before its ack": (reads(0, 1) + acks(0, 1) + expire(100), {"consumed": 2}),
-    "a duplicate": (acks(0, 1, 2) + reads(0, 1, 1, 2) + expire(100), {"consumed": 4, "duplicated": 1}),
-    "a duplicate long after": (acks(0, 1, 2) + reads(0, 1, 2, 0), {"consumed": 4, "duplicated": 1}),
-    "a gap filled later": (acks(0, 1, 2) + reads(0, 2) + reads(1, t=20) + expire(100),
-                           {"consumed": 3, "reordered": 1}),
-    "a gap within the grace period": (acks(0, 1, 2) + reads(0, 2) + expire(29.9), {"consumed": 2}),
-    "a gap never filled": (acks(0, 1, 2) + reads(0, 2) + expire(31), {"consumed": 2, "lost": 1}),
-    "acked, nothing later read": (acks(0, 1) + reads(0) + expire(30), {"consumed": 1, "lost": 1}),
-    "lost, then read late": (acks(0, 1, 2) + reads(0, 2) + expire(31) + reads(1, t=40),
+    "in order": (acks(0, 1, 2) + reads(0, 1, 2) + stop(100), {"consumed": 3}),
+    "read before its ack": (reads(0, 1) + acks(0, 1) + stop(100), {"consumed": 2}),
+    "a duplicate": (acks(0, 1, 2) + reads(0, 1, 2) + reads(1, at=(3,)) + stop(100),
+                    {"consumed": 4, "duplicated": 1}),
+    "a duplicate long after": (acks(0, 1, 2) + reads(0, 1, 2) + reads(0, at=(3,)), {"consumed": 4, "duplicated": 1}),
+    # A retry wrote seq 1 after seq 2 (a producer without idempotence).
+    "reordered in the log": (acks(0, 2, 1, at=(0, 1, 2)) + reads(0, 2, 1, at=(0, 1, 2)) + stop(100),
+                             {"consumed": 3, "reordered": 1}),
+    # The log lost offset 1 (truncated, then written again by a later probe).
+    "its offset read past": (acks(0, 1, 2) + reads(0) + reads(2, at=(1,)) + expire(1), {"consumed": 2, "lost": 1}),
+    "its offset read past before its ack": (reads(0, 2, at=(0, 1)) + acks(0, 1, 2, at=(0, 1, 1)),
+                                            {"consumed": 2, "lost": 1}),
+    # A reader stalled past the grace period (a coordinator away): overdue, not lost.
+    "a stalled reader": (acks(0, 1, 2) + reads(0) + expire(31) + reads(1, 2, t=40) + expire(41), {"consumed": 3}),
+    "acked, unread when the canary stops": (acks(0, 1) + reads(0) + stop(30), {"consumed": 1, "lost": 1}),
+    "unread when it stops, within the grace period": (acks(0, 1) + reads(0) + stop(29.9), {"consumed": 1}),
+    "lost, then read late": (acks(0, 1, 2) + reads(0) + reads(2, at=(1,)) + reads(1, at=(2,), t=40),
                              {"consumed": 3, "lost": 1, "reordered": 1}),
-    "a failed produce": (acks(0) + fails(1) + acks(2) + reads(0, 2) + expire(100),
+    "a failed produce": (acks(0) + fails(1) + acks(2, at=(1,)) + reads(0, 2, at=(0, 1)) + stop(100),
                          {"consumed": 2, "failed": 1}),
-    "failed, yet written": (fails(0) + reads(0, 0) + expire(100),
+    "failed, yet written": (fails(0) + reads(0) + reads(0, at=(1,)) + stop(100),
                             {"consumed": 2, "failed": 1, "duplicated": 1}),
     "partitions apart": (acks(0, 1) + acks(0, partition=1) + reads(0, 1) + reads(0, partition=1)
-                         + expire(100), {"consumed": 3}),
+                         + stop(100), {"consumed": 3}),
 }
 
 
@@ -90,10 +110,19 @@ def test_the_ledger_counts_each_outcome(events: list[tuple], expected: dict[str,
     assert value(registry, "records_lost_total") == expected.get("lost", 0)
 
 
+def test_a_stalled_reader_counts_overdue_records_then_none() -> None:
+    book, registry = replay(acks(0, 1, 2) + reads(0) + expire(29.9))
+    assert value(registry, "records_overdue") == 0
+    feed(book, expire(31))
+    assert value(registry, "records_overdue") == 2 and book.metrics.value("lost") == 0
+    feed(book, reads(1, 2, t=40) + expire(41))
+    assert value(registry, "records_overdue") == 0 and book.metrics.value("lost") == 0
+
+
 def test_memory_stays_bounded_by_what_is_open() -> None:
     book, _ = replay(acks(*range(1000)) + reads(*range(1000)) + expire(100))
     p = book.partitions[0]
-    assert (p.settled_below, p.consumed_above, p.awaiting, p.gap_seen) == (1000, set(), {}, {})
+    assert (p.settled_below, p.consumed_above, p.awaiting, p.offsets) == (1000, set(), {}, {})
     assert book.pending() == 0
 
 
@@ -170,16 +199,19 @@ class FakeBroker:
                 return SimpleNamespace(topics={topic: meta})
 
             def produce(self, topic, value, key, partition, on_delivery):
+                # The dropped record's offset goes to the next one: a truncated log written again.
+                offset = sum(1 for m in broker.log if m.partition() == partition)
                 if (partition, json.loads(value)["seq"]) != broker.drop:
-                    offset = sum(1 for m in broker.log if m.partition() == partition)
                     broker.log.append(SimpleNamespace(value=lambda v=value: v, partition=lambda p=partition: p,
                                                       offset=lambda o=offset: o, topic=lambda: topic,
                                                       error=lambda: None))
-                broker.reports.append(on_delivery)  # acked either way: the broker lost it after
+                # Acked either way: the broker lost it after.
+                broker.reports.append((on_delivery, SimpleNamespace(offset=lambda o=offset: o)))
 
             def poll(self, _timeout):
                 while broker.reports:
-                    broker.reports.pop(0)(None, None)
+                    on_delivery, msg = broker.reports.pop(0)
+                    on_delivery(None, msg)
 
             def flush(self, _timeout):
                 self.poll(0)

@@ -3,8 +3,11 @@ acknowledged is delivered once and in order, and exports the proof as Prometheus
 
 It produces sequence-numbered probes (acks=all, idempotence) to its own topic, one
 sequence per partition, reads them back in its own consumer group and accounts for
-every sequence number: lost (acked, never read within the grace period), duplicated,
-reordered (read after a later one) and failed (the producer was told: not lost).
+every sequence number: lost (acked at an offset its reader went past without reading
+it, or still unread when the canary stops after the grace period), duplicated,
+reordered (read after a later one) and failed (the producer was told: not lost). An
+acked probe unread after the grace period, its offset not yet reached, is overdue: the
+reader is stalled (a coordinator away, a long rebalance), which is not a loss.
 
     python -m kafka_patterns.canary --topic canary --group canary --rate 10 \\
         --metrics-port 9464 --grace-seconds 30 [--producer-config KEY=VALUE ...] [--duration 60]
@@ -33,7 +36,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaException
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from kafka_patterns import clients
 from kafka_patterns.credentials import CredentialsError
@@ -58,6 +61,9 @@ class Metrics:
                                      registry=registry).labels(topic) for o in OUTCOMES}
         self._latency = Histogram(f"{PREFIX}end_to_end_latency_seconds", "Produce timestamp to consume wall time",
                                   ["topic"], buckets=LATENCY_BUCKETS, registry=registry).labels(topic)
+        self.overdue = Gauge(f"{PREFIX}records_overdue", "Acked records unread after the grace period, "
+                             "their offset not yet reached (a stalled reader)", ["topic"],
+                             registry=registry).labels(topic)
 
     def count(self, outcome: str, n: int = 1) -> None:
         self._counters[outcome].inc(n)
@@ -66,7 +72,9 @@ class Metrics:
         self._latency.observe(max(seconds, 0.0))  # a wall clock step must not go negative
 
     def value(self, outcome: str) -> int:
-        return int(self.registry.get_sample_value(f"{PREFIX}records_{outcome}_total", {"topic": self.topic}) or 0)
+        """A counter's total, or "overdue" (the gauge)."""
+        name = f"{PREFIX}records_{outcome}" + ("" if outcome == "overdue" else "_total")
+        return int(self.registry.get_sample_value(name, {"topic": self.topic}) or 0)
 
 
 @dataclass
@@ -78,7 +86,8 @@ class PartitionLedger:
     consumed_above: set[int] = field(default_factory=set)  # consumed seqs >= settled_below
     written_off: dict[int, str] = field(default_factory=dict)  # seq -> "failed" | "lost", not (yet) consumed
     awaiting: dict[int, float] = field(default_factory=dict)  # acked, not consumed: seq -> ack time
-    gap_seen: dict[int, float] = field(default_factory=dict)  # missing below `highest`: seq -> when noticed
+    offsets: dict[int, int] = field(default_factory=dict)  # awaiting seq -> the offset its ack reported
+    read_through: int = -1  # the highest offset read
 
     def was_consumed(self, seq: int) -> bool:
         return seq in self.consumed_above or (seq < self.settled_below and seq not in self.written_off)
@@ -100,11 +109,14 @@ class Ledger:
     def _p(self, partition: int) -> PartitionLedger:
         return self.partitions.setdefault(partition, PartitionLedger())
 
-    def acked(self, partition: int, seq: int, ts: float) -> None:
+    def acked(self, partition: int, seq: int, ts: float, offset: int | None = None) -> None:
         self.metrics.count("acked")
         p = self._p(partition)
         if not p.was_consumed(seq):  # the read can beat the delivery report
             p.awaiting[seq] = ts
+            if offset is not None and offset >= 0:
+                p.offsets[seq] = offset
+                self._write_off_passed(p)
 
     def failed(self, partition: int, seq: int) -> None:
         """The produce failed and the producer knows: counted as failed, never as lost."""
@@ -112,7 +124,6 @@ class Ledger:
         p = self._p(partition)
         if not p.was_consumed(seq):
             p.written_off[seq] = "failed"
-            p.gap_seen.pop(seq, None)
             p.settle()
 
     def consumed(self, partition: int, seq: int, ts: float, now: float) -> None:
@@ -124,28 +135,45 @@ class Ledger:
             self.metrics.count("duplicated")
             return
         if verdict == "lost" or (verdict is None and seq < p.highest):
-            self.metrics.count("reordered")  # a later seq came first (or it outlived the grace period)
-        for missing in range(p.highest + 1, seq):  # a gap: the clock of its grace period starts now
-            if missing not in p.written_off:
-                p.gap_seen[missing] = now
+            self.metrics.count("reordered")  # a later seq came first (or it was written off as lost)
         p.highest = max(p.highest, seq)
         if seq >= p.settled_below:
             p.consumed_above.add(seq)
         p.awaiting.pop(seq, None)
-        p.gap_seen.pop(seq, None)
+        p.offsets.pop(seq, None)
         p.settle()
         self.metrics.observe_latency(now - ts / 1000)
 
-    def expire(self, now: float) -> None:
-        """Acked records unread `grace` seconds after their ack (or after a later seq) are lost."""
+    def read_through(self, partition: int, offset: int) -> None:
+        """The reader got the record at `offset` (ours or not): an acked probe at or
+        below it that was not read is gone (a truncated log, a skipped range): lost."""
+        p = self._p(partition)
+        p.read_through = max(p.read_through, offset)
+        self._write_off_passed(p)
+
+    def _write_off_passed(self, p: PartitionLedger) -> None:
+        passed = [s for s, o in p.offsets.items() if o <= p.read_through]
+        self._write_off(p, passed)
+
+    def _write_off(self, p: PartitionLedger, seqs: list[int]) -> None:
+        for seq in seqs:
+            del p.awaiting[seq]
+            p.offsets.pop(seq, None)
+            p.written_off[seq] = "lost"
+        self.metrics.count("lost", len(seqs))
+        p.settle()
+
+    def expire(self, now: float, final: bool = False) -> None:
+        """Count the acked records still unread `grace` seconds after their ack as overdue;
+        `final` (the canary stops and will read no more): lost."""
+        overdue = 0
         for p in self.partitions.values():
-            overdue = [s for s, acked in p.awaiting.items() if now - min(acked, p.gap_seen.get(s, acked)) >= self.grace]
-            for seq in overdue:
-                del p.awaiting[seq]
-                p.gap_seen.pop(seq, None)
-                p.written_off[seq] = "lost"
-            self.metrics.count("lost", len(overdue))
-            p.settle()
+            late = [s for s, acked in p.awaiting.items() if now - acked >= self.grace]
+            if final:
+                self._write_off(p, late)
+            else:
+                overdue += len(late)
+        self.metrics.overdue.set(overdue)
 
     def pending(self) -> int:
         return sum(len(p.awaiting) for p in self.partitions.values())
@@ -221,7 +249,7 @@ class Canary:
 
     def summary(self) -> dict:
         return {"topic": self.options.topic, "instance": self.instance, "pending": self.ledger.pending(),
-                "unreported": self.unreported,
+                "unreported": self.unreported, "overdue": self.metrics.value("overdue"),
                 **{o: self.metrics.value(o) for o in OUTCOMES}}
 
     def _kafka_error(self, err) -> None:
@@ -248,9 +276,9 @@ class Canary:
         return sorted(meta.partitions)
 
     def _produce(self, producer, partition: int, seq: int) -> bool:
-        def delivered(err, _msg) -> None:
+        def delivered(err, msg) -> None:
             if err is None:
-                self.ledger.acked(partition, seq, time.time())
+                self.ledger.acked(partition, seq, time.time(), msg.offset())
             else:
                 self.errors.error(f"produce failed: {err.str()}")
                 self.ledger.failed(partition, seq)
@@ -282,9 +310,10 @@ class Canary:
                 mine, seq, ts = probe["canary"] == self.instance, int(probe["seq"]), float(probe["ts"])
             except (ValueError, TypeError, KeyError):
                 self.errors.error(f"not a canary record at {msg.topic()}/{msg.partition()}")
-                continue
+                mine = False
             if mine:  # a former run's (or another canary's) probes are not ours to judge
                 self.ledger.consumed(msg.partition(), seq, ts, time.time())
+            self.ledger.read_through(msg.partition(), msg.offset())
 
     def run(self, stop_event: threading.Event) -> dict:
         """Probe until stop_event is set (or --duration passed), drain, return the summary."""
@@ -338,7 +367,7 @@ class Canary:
         deadline = time.monotonic() + self.options.grace_seconds
         while self.ledger.pending() and time.monotonic() < deadline:
             self._read(consumer, 0.2)
-        self.ledger.expire(time.time() + max(0.0, deadline - time.monotonic()))
+        self.ledger.expire(time.time() + max(0.0, deadline - time.monotonic()), final=True)
         self.errors.report(force=True)
 
 
