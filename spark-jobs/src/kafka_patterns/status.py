@@ -105,7 +105,7 @@ def show_monitoring(cluster: inventory.Cluster) -> None:
     try:
         alerts = prometheus_api.firing(url)
         canary = {r["metric"]["__name__"]: float(r["value"][1]) for r in prometheus_api.api(
-            url, "query", query='{__name__=~"kafka_patterns_canary_records_.*_total"}')["result"]}
+            url, "query", query='{__name__=~"kafka_patterns_canary_records_.*"}')["result"]}
         p99 = prometheus_api.instant(url, "histogram_quantile(0.99, sum by (le) "
                                      "(rate(kafka_patterns_canary_end_to_end_latency_seconds_bucket[5m])))")
     except (OSError, prometheus_api.PrometheusError) as e:
@@ -117,7 +117,8 @@ def show_monitoring(cluster: inventory.Cluster) -> None:
     counts = {k.removeprefix("kafka_patterns_canary_records_").removesuffix("_total"): int(v)
               for k, v in canary.items()}
     latency = f", p99 latency {p99 * 1000:.0f} ms" if p99 is not None and not math.isnan(p99) else ""
-    print("canary: " + (", ".join(f"{k} {counts[k]}" for k in canary_outcomes if k in counts) or "no data yet")
+    print("canary: " + (", ".join(f"{k} {counts[k]}" for k in (*canary_outcomes, "overdue") if k in counts)
+                        or "no data yet")
           + latency)
 
 
