@@ -1,0 +1,63 @@
+"""Run a long-lived command and start it again when it crashes: the monitoring services
+(the canary, the lag exporter) of the paths without Kubernetes, where nothing else would.
+
+    python -m kafka_patterns.supervise [--backoff SECONDS] -- COMMAND [ARG ...]
+
+A crash is the child's death by a signal it was not sent here (SIGSEGV, SIGABRT, SIGKILL
+from the OOM killer): librdkafka's native code can take a Python process down with no
+traceback. Any exit of its own, 0 or an error (a wrong option fails fast, naming it),
+ends the supervisor with the same code: restarting would only repeat the error. SIGTERM
+and SIGINT go to the child; the supervisor exits when it does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import subprocess
+import sys
+import threading
+
+log = logging.getLogger("kafka_patterns.supervise")
+
+
+def supervise(command: list[str], backoff: float = 5.0) -> int:
+    stopping = threading.Event()
+    child: subprocess.Popen | None = None
+
+    def forward(signum, _frame) -> None:
+        stopping.set()
+        if child is not None and child.poll() is None:
+            child.send_signal(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, forward)
+    # faulthandler in the child: a native crash leaves its Python stack in the log.
+    command = [command[0], "-X", "faulthandler", *command[1:]] if command[0].endswith(("python", "python3")) \
+        else command
+    while True:
+        child = subprocess.Popen(command)
+        code = child.wait()
+        if stopping.is_set() or code >= 0:
+            return code if code >= 0 else 128 - code
+        log.error("supervise: %s died of %s; starting it again in %.0fs", " ".join(command),
+                  signal.Signals(-code).name, backoff)
+        if stopping.wait(backoff):
+            return 128 - code
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    p = argparse.ArgumentParser(prog="python -m kafka_patterns.supervise", description=__doc__.splitlines()[0])
+    p.add_argument("--backoff", type=float, default=5.0, help="seconds before a restart (default 5)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG ...]")
+    args = p.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        p.error("no command: python -m kafka_patterns.supervise -- COMMAND [ARG ...]")
+    return supervise(command, args.backoff)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
