@@ -8,7 +8,7 @@ import os
 import subprocess
 
 import pytest
-from hosts_topology import DEFAULTS, HOSTS_DIR, NETNS_PREFIX
+from hosts_topology import CONTROL_ADDRESS, DEFAULTS, HOSTS_DIR, NETNS_PREFIX
 
 from helpers import ROOT
 
@@ -30,3 +30,6 @@ def test_hosts_down_leaves_no_namespace_and_no_process(hosts_up):
     ps = subprocess.run(["ps", "-eo", "pid,user,args"], capture_output=True, text=True, check=True).stdout
     left = [line for line in ps.splitlines() if f"{HOSTS_DIR}/" in line and "ps -eo" not in line]
     assert left == [], "\n".join(left)
+    # The monitoring ran on this machine, on the bridge address: nothing listens there now.
+    listening = subprocess.run(["ss", "-H", "-t", "-l", "-n", "-p"], capture_output=True, text=True, check=True).stdout
+    assert [line for line in listening.splitlines() if f" {CONTROL_ADDRESS}:" in line] == []
