@@ -146,6 +146,8 @@ CHART_VALUES: dict[str, Any] = {
                              "labels": {"type": "object", "additionalProperties": {"type": "string"}},
                              # A Prometheus duration ("30s", "1m"); "" = the Prometheus' own.
                              "interval": {"type": "string", "pattern": "^(([0-9]+(ms|s|m|h|d|w|y))+)?$"}}),
+        "prometheusRule": _obj({"enabled": AUTO_BOOL,
+                                "labels": {"type": "object", "additionalProperties": {"type": "string"}}}),
     }),
     "global": {"type": "object"},
 }

@@ -39,6 +39,9 @@ RULE_FILES = ["kafka-metrics.yml", "connect-metrics.yml"]
 RESYNC = "cp ansible/roles/kafka_metrics/files/{kafka,connect}-metrics.yml helm/kafka-patterns/files/"
 PODMONITOR_API = "monitoring.coreos.com/v1/PodMonitor"
 PODMONITORS_ON = "monitoring.podMonitors.enabled=true"
+PROMETHEUSRULE_API = "monitoring.coreos.com/v1/PrometheusRule"
+RULE_ON = "monitoring.prometheusRule.enabled=true"
+ALERTS = "alerts.yml"
 STRIMZI_METRICS_PORT = "tcp-prometheus"
 # kp.metricsApps: Deployment name -> (module, the catalogue user it runs as).
 METRICS_APPS = {"lag-exporter": (lag_exporter, "operator"), "canary": (canary, "canary")}
@@ -400,3 +403,47 @@ def test_the_pinned_prometheus_operator_crds_are_that_version(versions):
         assert crd["metadata"]["annotations"]["operator.prometheus.io/version"] == \
             versions["prometheus_operator_version"], name
     assert (crd_dir / "LICENSE").is_file(), "Apache-2.0: the license travels with the copies"
+
+
+# --- the alerting rules as a PrometheusRule ---------------------------------------------
+
+def test_the_charts_alert_rules_are_the_ansible_roles_byte_for_byte():
+    chart_copy, original = CHART_DIR / "files" / ALERTS, RULES_DIR / ALERTS
+    assert chart_copy.read_bytes() == original.read_bytes(), (
+        f"helm/kafka-patterns/files/{ALERTS} differs from {original.relative_to(ROOT)}: "
+        f"cp {original.relative_to(ROOT)} helm/kafka-patterns/files/")
+
+
+def test_the_prometheusrule_renders_only_where_the_cluster_serves_the_api(helm):
+    assert values_of("default")["monitoring"]["prometheusRule"]["enabled"] == "auto"
+    assert not kinds(objects_of(helm), "PrometheusRule")
+    assert kinds(objects_of(helm, api_versions=(PROMETHEUSRULE_API,)), "PrometheusRule")
+    assert not kinds(objects_of(helm, "monitoring.prometheusRule.enabled=false", api_versions=(PROMETHEUSRULE_API,)),
+                     "PrometheusRule")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_prometheusrule_holds_the_tested_rules_and_matches_the_pinned_crd(helm, crd_validators, variant):
+    (rule,) = kinds(objects_of(helm, RULE_ON, "monitoring.prometheusRule.labels.release=prometheus", variant=variant),
+                    "PrometheusRule")
+    # The very groups promtool tests (not a re-typed copy), with Prometheus' templates untouched.
+    assert rule["spec"] == yaml.safe_load((RULES_DIR / ALERTS).read_text())
+    assert rule["metadata"]["labels"]["release"] == "prometheus"
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+              for e in crd_validators[("monitoring.coreos.com/v1", "PrometheusRule")].iter_errors(rule)]
+    assert not errors, "\n".join(errors)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_each_podmonitor_gives_its_targets_the_job_name_the_rules_and_dashboards_use(monitored, variant):
+    """up{job="kafka"} (KafkaNodeDown) and the dashboards' job selectors hold on Kubernetes too."""
+    jobs = {}
+    for monitor in kinds(monitored[variant], "PodMonitor"):
+        (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
+        if endpoint.get("honorLabels"):  # the Spark drivers: their metrics carry the job's name
+            continue
+        (job,) = [r["replacement"] for r in endpoint["relabelings"] if r.get("targetLabel") == "job"]
+        jobs[monitor["metadata"]["name"]] = job
+    assert set(jobs.values()) <= {"kafka", "connect", "kafka-exporter", "lag-exporter", "canary"}, jobs
+    if kinds(monitored[variant], "Kafka"):
+        assert "kafka" in jobs.values() and "connect" in jobs.values(), jobs

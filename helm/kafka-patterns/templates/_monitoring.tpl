@@ -19,6 +19,13 @@
 {{- if or (eq $on "true") (and (eq $on "auto") (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/PodMonitor")) -}}true{{- end -}}
 {{- end -}}
 
+{{/* "true" when the chart renders its PrometheusRule (monitoring.prometheusRule.enabled:
+     true, or auto and the cluster serves the API). */}}
+{{- define "kp.prometheusRule" -}}
+{{- $on := toString .Values.monitoring.prometheusRule.enabled -}}
+{{- if or (eq $on "true") (and (eq $on "auto") (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/PrometheusRule")) -}}true{{- end -}}
+{{- end -}}
+
 {{/* The metrics processes of templates/metrics-deployments.yaml that run, as a JSON
      list: name, catalogue user, module and arguments, port, resources. Each serves on
      0.0.0.0 (their default is 127.0.0.1: unreachable from Prometheus). */}}
