@@ -4,6 +4,7 @@ child."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -67,3 +68,29 @@ def test_sigterm_reaches_the_child_and_nothing_restarts(tmp_path):
     assert proc.wait(timeout=30) == 0
     assert marker.read_text() == "yes"
     assert "died of" not in proc.stderr.read()
+
+
+def test_a_killed_supervisor_takes_its_child_with_it(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    command = child(tmp_path, f"""
+        import os, time
+        from pathlib import Path
+        Path({str(pid_file)!r}).write_text(str(os.getpid()))
+        while True:
+            time.sleep(0.1)
+    """)
+    proc = subprocess.Popen(SUPERVISE + command, stderr=subprocess.DEVNULL, env=ENV)
+    clients.wait_until(pid_file.exists, timeout=30, interval=0.05, what="the child to start")
+    child_pid = int(pid_file.read_text())
+    proc.kill()
+    proc.wait(timeout=30)
+
+    def gone() -> bool:
+        try:
+            os.kill(child_pid, 0)
+        except ProcessLookupError:
+            return True
+        # A zombie until its parent (now init) reaps it: dead all the same.
+        return Path(f"/proc/{child_pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+
+    clients.wait_until(gone, timeout=30, interval=0.05, what="the orphaned child to die")

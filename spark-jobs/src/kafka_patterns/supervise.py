@@ -7,12 +7,15 @@ A crash is the child's death by a signal it was not sent here (SIGSEGV, SIGABRT,
 from the OOM killer): librdkafka's native code can take a Python process down with no
 traceback. Any exit of its own, 0 or an error (a wrong option fails fast, naming it),
 ends the supervisor with the same code: restarting would only repeat the error. SIGTERM
-and SIGINT go to the child; the supervisor exits when it does.
+and SIGINT go to the child; the supervisor exits when it does. A supervisor killed
+outright (a stop that ran out of patience: SIGKILL) takes its child with it (Linux's
+parent-death signal), so no orphan keeps the port.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import logging
 import signal
 import subprocess
@@ -20,6 +23,12 @@ import sys
 import threading
 
 log = logging.getLogger("kafka_patterns.supervise")
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_the_supervisor() -> None:
+    """In the child, before exec: SIGKILL when the supervisor dies."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def supervise(command: list[str], backoff: float = 5.0) -> int:
@@ -37,7 +46,8 @@ def supervise(command: list[str], backoff: float = 5.0) -> int:
     command = [command[0], "-X", "faulthandler", *command[1:]] if command[0].endswith(("python", "python3")) \
         else command
     while True:
-        child = subprocess.Popen(command)
+        # preexec_fn is safe here: the supervisor runs no other thread.
+        child = subprocess.Popen(command, preexec_fn=_die_with_the_supervisor)
         code = child.wait()
         if stopping.is_set() or code >= 0:
             return code if code >= 0 else 128 - code
