@@ -55,6 +55,30 @@ def test_start_alive_and_clean_stop(tmp_path):
                        what="the child to get the group's SIGTERM")
 
 
+# A driver that exits at once on SIGTERM while its "JVM" takes a second to shut down.
+SLOW_JVM = """
+import signal, subprocess, sys, time
+jvm = subprocess.Popen([sys.executable, "-c", "import signal, sys, time; "
+                        "signal.signal(signal.SIGTERM, lambda *_: (time.sleep(1), sys.exit(0))); "
+                        "print('jvm ready', flush=True); time.sleep(60)"])
+print("pids", jvm.pid, flush=True)
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+while True:
+    time.sleep(0.05)
+"""
+
+
+def test_a_clean_stop_returns_only_once_the_jvm_has_shut_down_too(tmp_path):
+    s = service(tmp_path, SLOW_JVM).start()
+    jvm = jvm_pid(s)
+    clients.wait_until(lambda: "jvm ready" in s.log.read_text(), 10, interval=0.05,
+                       what="the JVM stand-in's SIGTERM handler")
+    assert s.stop() == 0
+    # Returned after the slow shutdown, not when the driver left: a restart now is alone.
+    assert state(jvm) in (None, "Z")
+    assert not s.group_alive()
+
+
 def test_sigkill_takes_the_whole_process_group(tmp_path):
     s = service(tmp_path).start()
     child = jvm_pid(s)

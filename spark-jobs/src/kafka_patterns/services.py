@@ -75,21 +75,46 @@ class ProcessService:
         if self.alive():
             self._signal(signal.SIGTERM)
 
+    def group_alive(self) -> bool:
+        """Whether any process of the group is left (the leader reaped, its JVM not)."""
+        try:
+            os.killpg(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def _wait_for_the_group(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while self.group_alive():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
     def stop(self, timeout: float = 30) -> int:
-        """SIGTERM the group and wait; SIGKILL it if it does not exit in time."""
+        """SIGTERM the group and wait for all of it: a Python driver may exit while its
+        JVM still runs its shutdown hooks (a streaming query's last commit), and a
+        restart before that would share its checkpoint. SIGKILL what is left in time."""
         if self.alive():
             self.terminate()
+            deadline = time.monotonic() + timeout
             try:
-                return self.wait(timeout)
+                rc = self.wait(timeout)
             except subprocess.TimeoutExpired:
-                pass
+                return self.hard_kill()
+            if self._wait_for_the_group(max(0.0, deadline - time.monotonic())):
+                return rc
+            self.hard_kill()
+            return rc
         return self.hard_kill()
 
     def hard_kill(self) -> int:
         """SIGKILL the whole group, even after the leader exited: a crashed Python driver
-        leaves its JVM behind in the group."""
+        leaves its JVM behind in the group. Returns once no process of it is left."""
         self._signal(signal.SIGKILL)
-        return self.wait(30)
+        rc = self.wait(30)
+        self._wait_for_the_group(30)
+        return rc
 
     def pause(self) -> None:
         """Freeze the group (SIGSTOP): it holds its sockets, sessions and transactions
