@@ -22,6 +22,12 @@ export PATH := $(VENV)/bin:$(PATH)
 export PYTHONPATH := $(ROOT)/spark-jobs/src
 
 PLAYBOOK := ansible-playbook -i $(INVENTORY)
+# Quiet by default: a long command's whole output goes to .run/logs/<log>.log and the
+# terminal gets one line per step (play) with its time; a failure prints the failing
+# step, its message and the end of the log. V=1 shows the output live as well.
+LOGS := $(ROOT)/.run/logs
+# $(call quietly,<log name>,<title>,<command>[,--append])
+quietly = $(PY) -m kafka_patterns.steps $(if $(filter 1,$(V)),--verbose) $(4) --log $(LOGS)/$(1).log --title "$(2)" -- $(3)
 # make client-config USER=<name>: USER from the command line only (the shell's $USER is
 # the login name, not a Kafka user).
 USER_NAME := $(if $(filter command line,$(origin USER)),$(USER))
@@ -54,24 +60,30 @@ $(VENV)/.installed: $(VERSIONS) $(PYPROJECT) $(TOOLS)/pins.py
 	@touch $@
 
 $(CACHE)/setup.stamp: $(VENV)/.installed $(SETUP_INPUTS)
-	@echo "==> Debian packages and Maven artifacts (ansible/playbooks/setup.yml)" >&2
-	@$(PLAYBOOK) $(ROOT)/ansible/playbooks/setup.yml >&2
+	@$(call quietly,setup,make setup: Debian packages and Maven artifacts,$(PLAYBOOK) $(ROOT)/ansible/playbooks/setup.yml) >&2
 	@mkdir -p $(CACHE) && touch $@
 
 # --- the local cluster --------------------------------------------------------
-up: setup ## start 3 KRaft nodes, Connect and PostgreSQL (idempotent)
-	@$(PLAYBOOK) $(ROOT)/ansible/playbooks/site.yml
+# A second `make up` skips site.yml when its inputs are unchanged and everything
+# answers (kafka_patterns.up_to_date); FORCE=1 runs it regardless.
+up_to_date = PLATFORM_INVENTORY=$(INVENTORY) $(PY) -m kafka_patterns.up_to_date
+
+up: setup ## start 3 KRaft nodes, Connect, PostgreSQL and the monitoring (idempotent; quick when nothing changed; FORCE=1)
+	@if [ -z "$(FORCE)" ] && $(up_to_date) check; then exit 0; fi; \
+	$(up_to_date) forget; \
+	$(call quietly,up,make up,$(PLAYBOOK) $(ROOT)/ansible/playbooks/site.yml); \
+	$(up_to_date) stamp
 
 restart: setup ## rolling restart of the Kafka nodes, one at a time, each gated on no under-replicated partitions
-	@$(PLAYBOOK) $(ROOT)/ansible/playbooks/restart.yml
+	@$(call quietly,restart,make restart,$(PLAYBOOK) $(ROOT)/ansible/playbooks/restart.yml)
 
 down: setup ## stop everything `make up` started; data is kept
-	@$(PLAYBOOK) $(ROOT)/ansible/playbooks/stop.yml
+	@$(call quietly,down,make down,$(PLAYBOOK) $(ROOT)/ansible/playbooks/stop.yml)
 
 clean: ## stop everything and remove the data (the download cache stays)
 	@if [ -x $(PY) ] && [ -d $(ROOT)/.run/kube ]; then $(MAKE) kube-down; fi
 	@if [ -x $(PY) ] && [ -d $(ROOT)/.run/hosts ]; then $(MAKE) hosts-down; fi
-	@if [ -x $(PY) ]; then $(PLAYBOOK) $(ROOT)/ansible/playbooks/stop.yml -e purge_data=true; fi
+	@if [ -x $(PY) ]; then $(call quietly,clean,make clean: stop and remove the data,$(PLAYBOOK) $(ROOT)/ansible/playbooks/stop.yml -e purge_data=true); fi
 	@if [ -x $(PY) ]; then ansible -i $(INVENTORY) 'all[0]' -m ansible.builtin.include_role -a name=host_bridge -e host_bridge_state=absent >/dev/null || { echo "could not delete the project bridge: ip link delete dev kpbr0" >&2; exit 1; }; fi
 	@# the plain-text baseline of an interrupted make bench (bench/plaintext_cluster.py), if any
 	@pkill -KILL -f -- '$(ROOT)/.run/bench-plaintext[/]' || true  # [/]: not this shell's own command line
@@ -104,7 +116,7 @@ bootstrap: setup ## print the bootstrap servers (use with make -s)
 	@$(PY) -m kafka_patterns.inventory bootstrap
 
 demo: up ## bring the cluster up, run every pattern end to end, print one table
-	@$(PY) -m kafka_patterns.demo
+	@$(PY) -m kafka_patterns.demo $(if $(filter 1,$(V)),--verbose)
 
 patterns: setup ## list the patterns with their jobs and promised semantics
 	@$(PY) -m kafka_patterns.run --list
@@ -175,8 +187,6 @@ STACK ?=
 KUBE_STACK := $(PY) $(ROOT)/helm/tools/kube_stack.py
 # The stack, in a recipe's shell.
 stack_sh = $(or $(STACK),$$($(KUBE_STACK) stack))
-# Quiet: what changes, what fails, and the progress of the waits.
-K8S_PLAYBOOK := ANSIBLE_DISPLAY_OK_HOSTS=false ANSIBLE_DISPLAY_SKIPPED_HOSTS=false $(PLAYBOOK)
 HELM := $(CACHE)/bin/helm
 
 .PHONY: render deploy destroy k8s-status kube-stack test-iac image
@@ -185,12 +195,12 @@ render: setup ## write every object of the chart, per values file, to build/mani
 	@HELM=$(HELM) $(PY) $(ROOT)/helm/tools/render.py --out $(ROOT)/build/manifests
 
 deploy: setup ## Kubernetes path: STACK=local (make kube-up cluster, helm) or dev|prod (pulumi up); waits for Ready, live checks
-	@stack=$(stack_sh); echo "==> deploy STACK=$$stack" >&2; \
-	  $(K8S_PLAYBOOK) $(ROOT)/ansible/playbooks/deploy-k8s.yml -e stack=$$stack
+	@stack=$(stack_sh); \
+	  $(call quietly,deploy,make deploy STACK=$$stack,$(PLAYBOOK) $(ROOT)/ansible/playbooks/deploy-k8s.yml -e stack=$$stack)
 
 destroy: setup ## remove the Kubernetes path stack STACK=local|dev|prod (data volumes are kept)
-	@stack=$(stack_sh); echo "==> destroy STACK=$$stack" >&2; \
-	  $(K8S_PLAYBOOK) $(ROOT)/ansible/playbooks/destroy-k8s.yml -e stack=$$stack
+	@stack=$(stack_sh); \
+	  $(call quietly,destroy,make destroy STACK=$$stack,$(PLAYBOOK) $(ROOT)/ansible/playbooks/destroy-k8s.yml -e stack=$$stack)
 
 k8s-status: setup ## operators, Spark apps (state), scheduled apps (last run), pods, volumes of STACK
 	@$(KUBE_STACK) status $(STACK)
@@ -202,7 +212,7 @@ test-iac: setup ## chart render + schema validation, Pulumi mocks, Ansible synta
 	@HELM=$(HELM) $(PYTEST) $(ROOT)/tests/iac
 
 image: setup ## the Spark and spark-operator images, built with podman (no Docker engine), loaded into the local cluster if it runs
-	@$(KUBE_PLAYBOOK) $(ROOT)/ansible/playbooks/image.yml
+	@$(call quietly,image,make image,$(PLAYBOOK) $(ROOT)/ansible/playbooks/image.yml)
 	@$(PY) $(TOOLS)/built_images.py
 
 # --- local Kubernetes ---------------------------------------------------------
@@ -211,15 +221,14 @@ image: setup ## the Spark and spark-operator images, built with podman (no Docke
 # source into ${XDG_CACHE_HOME:-~/.cache}/kafka-patterns the first time; state under
 # .run/kube. The playbooks print only what changes (and the progress of long steps).
 KUBE_ADMIN_KUBECONFIG := $(ROOT)/.run/kube/admin.kubeconfig
-KUBE_PLAYBOOK := ANSIBLE_DISPLAY_OK_HOSTS=false ANSIBLE_DISPLAY_SKIPPED_HOSTS=false ANSIBLE_DEPRECATION_WARNINGS=false $(PLAYBOOK)
 
 .PHONY: kube-up kube-down kubeconfig
 
 kube-up: setup ## start the local Kubernetes (first time: builds it, ~15-25 min); idempotent
-	@$(KUBE_PLAYBOOK) $(ROOT)/ansible/playbooks/kube-up.yml
+	@$(call quietly,kube-up,make kube-up,$(PLAYBOOK) $(ROOT)/ansible/playbooks/kube-up.yml)
 
 kube-down: setup ## stop the local Kubernetes, leave nothing running; its data is kept
-	@$(KUBE_PLAYBOOK) $(ROOT)/ansible/playbooks/kube-down.yml
+	@$(call quietly,kube-down,make kube-down,$(PLAYBOOK) $(ROOT)/ansible/playbooks/kube-down.yml)
 
 kubeconfig: ## print the local Kubernetes' admin kubeconfig path (use with make -s)
 	@test -f $(KUBE_ADMIN_KUBECONFIG) && start-stop-daemon --status --pidfile $(ROOT)/.run/kube/run/kube-apiserver.pid || \
@@ -231,42 +240,29 @@ kubeconfig: ## print the local Kubernetes' admin kubeconfig path (use with make 
 # one per test host of this machine (a network namespace each, with its own sshd, on
 # bridge kphosts0, 198.18.0.0/24), deployed over SSH by site.yml through the inventory
 # role netns_hosts generates (.run/hosts/inventory). The services run as user kafka
-# (PostgreSQL as postgres). Quiet: the plays as progress, everything in .run/logs/hosts-*.log.
+# (PostgreSQL as postgres). Quiet: a line per play, everything in .run/logs/hosts-*.log.
 HOSTS_INVENTORY := $(ROOT)/.run/hosts/inventory
-HOSTS_LOGS := $(ROOT)/.run/logs
 # Succeeds when Ansible reaches every test host over SSH. Asks only when the bridge
 # has its address: without it, 198.18.0.0/24 would go out by the default route.
 hosts_reachable = { test -f $(HOSTS_INVENTORY)/hosts.yml && \
 	ip -o -4 addr show dev kphosts0 2>/dev/null | grep -q ' 198\.18\.0\.1/24 ' && \
 	ansible -i $(HOSTS_INVENTORY) all -m ansible.builtin.ping -o -T 5 >/dev/null 2>&1; }
-# $(call hosts_run,<log>,<command>): the command's output appended to <log>, its plays
-# and its closing RESULT line shown; on failure, the end of the log.
-hosts_run = if ! { $(2); } 2>&1 | tee -a $(1) | \
-	{ grep --line-buffered -E '^(PLAY \[|RESULT:)' | sed -u -E 's/^PLAY \[(.*)\] \**$$/  \1/; s/^/  /' || true; }; then \
-	echo "failed; the end of $(1):" >&2; tail -n 40 $(1) >&2; exit 1; fi
 
 .PHONY: hosts-up hosts-down test-hosts
 
 hosts-up: setup ## the example-hosts topology on test hosts here (netns + sshd), site.yml over SSH (idempotent)
-	@mkdir -p $(HOSTS_LOGS); log=$(HOSTS_LOGS)/hosts-up.log; : > $$log; \
-	echo "==> test hosts: network namespaces with sshd on bridge kphosts0 (log: $$log)"; \
-	$(call hosts_run,$$log,$(PLAYBOOK) $(ROOT)/ansible/playbooks/hosts-up.yml); \
-	echo "==> site.yml over SSH, inventory $(HOSTS_INVENTORY)"; \
-	$(call hosts_run,$$log,ansible-playbook -i $(HOSTS_INVENTORY) $(ROOT)/ansible/playbooks/site.yml); \
+	@$(call quietly,hosts-up,test hosts: network namespaces with sshd on bridge kphosts0,$(PLAYBOOK) $(ROOT)/ansible/playbooks/hosts-up.yml); \
+	$(call quietly,hosts-up,site.yml over SSH with inventory $(HOSTS_INVENTORY),ansible-playbook -i $(HOSTS_INVENTORY) $(ROOT)/ansible/playbooks/site.yml,--append); \
 	echo "==> the hosts are up in $${SECONDS}s: ansible -i $(HOSTS_INVENTORY) all -m ping"
 
 hosts-down: setup ## stop the services on the test hosts and delete the hosts; nothing keeps running (data stays)
-	@mkdir -p $(HOSTS_LOGS); log=$(HOSTS_LOGS)/hosts-down.log; : > $$log; \
-	if ip netns list 2>/dev/null | grep -q '^kp-' && $(hosts_reachable); then \
-	  echo "==> stopping the services on the test hosts (stop.yml, log: $$log)"; \
-	  ( $(call hosts_run,$$log,ansible-playbook -i $(HOSTS_INVENTORY) $(ROOT)/ansible/playbooks/stop.yml) ) || \
+	@if ip netns list 2>/dev/null | grep -q '^kp-' && $(hosts_reachable); then \
+	  $(call quietly,hosts-down,stopping the services on the test hosts,ansible-playbook -i $(HOSTS_INVENTORY) $(ROOT)/ansible/playbooks/stop.yml) || \
 	    echo "    some services did not stop cleanly: they are killed with their hosts" >&2; \
 	elif [ -f $(HOSTS_INVENTORY)/hosts.yml ]; then \
-	  echo "==> stopping the monitoring of the test hosts on this machine (stop.yml, log: $$log)"; \
-	  $(call hosts_run,$$log,ansible-playbook -i $(HOSTS_INVENTORY) --limit monitoring $(ROOT)/ansible/playbooks/stop.yml); \
+	  $(call quietly,hosts-down,stopping the monitoring of the test hosts on this machine,ansible-playbook -i $(HOSTS_INVENTORY) --limit monitoring $(ROOT)/ansible/playbooks/stop.yml); \
 	fi; \
-	echo "==> deleting the test hosts (namespaces, veths, bridge kphosts0)"; \
-	$(call hosts_run,$$log,$(PLAYBOOK) $(ROOT)/ansible/playbooks/hosts-down.yml)
+	$(call quietly,hosts-down,deleting the test hosts (namespaces and veths and bridge kphosts0),$(PLAYBOOK) $(ROOT)/ansible/playbooks/hosts-down.yml,--append)
 
 test-hosts: setup ## tests/hosts against the test hosts: hosts-up when down, hosts-down after when it started them
 	@started=no; \

@@ -263,8 +263,29 @@ def test_session_installs_the_exporter(spark, monkeypatch):
     calls = []
     monkeypatch.setattr(streaming_metrics, "install", lambda s, job: calls.append((s, job)))
     monkeypatch.setattr(SparkSession, "getActiveSession", classmethod(lambda cls: None))
+    monkeypatch.setattr(SparkSession, "_instantiatedSession", None)  # no session of another thread either
     monkeypatch.setattr(SparkSession.Builder, "getOrCreate", lambda self: spark)
     monkeypatch.setenv("SPARK_HOME", "/nonexistent")  # the pod's branch: no local jars to look up
     monkeypatch.setenv("SPARK_LOG_LEVEL", "ERROR")
     assert kp_spark.session("some-job") is spark
     assert calls == [(spark, "some-job")]
+
+
+def test_another_thread_gets_the_process_session_not_a_new_builder(spark, monkeypatch):
+    """A scenario's threads (fan-out runs its subscribers concurrently) have no active
+    session of their own; asking the builder again would warn that its settings no
+    longer apply."""
+    import threading
+
+    from pyspark.sql import SparkSession
+
+    def no_builder(self):
+        raise AssertionError("the builder was asked again")
+
+    monkeypatch.setattr(SparkSession.Builder, "getOrCreate", no_builder)
+    got = []
+    thread = threading.Thread(target=lambda: got.append(kp_spark.session("another-job")))
+    thread.start()
+    thread.join(30)
+    assert got == [SparkSession._instantiatedSession]
+    assert got[0].sparkContext is spark.sparkContext

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from tabulate import tabulate
 
-from kafka_patterns import bad_input, dlq, scenarios
+from kafka_patterns import bad_input, console, dlq, scenarios
 from kafka_patterns.scenarios.base import Outcome
 
 # Small, fault-free runs: the suite is about bad input, not about kills.
@@ -104,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"not a pattern that reads readings: {', '.join(unknown)}; these are: {', '.join(patterns())}",
               file=sys.stderr)
         return 2
+    console.quiet("bad-input", verbose=True)  # the steps stay on the terminal, the clients' and Spark's logs go
     results = []
     for key in keys:
         print(f"==> {key}: {len(bad_input.bad_cases())} kinds of bad record mixed into its input", file=sys.stderr,

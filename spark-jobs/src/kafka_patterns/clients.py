@@ -9,8 +9,10 @@ connects over SASL_SSL as its catalogue user (kafka_patterns.credentials).
 
 from __future__ import annotations
 
+import logging
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, Producer
@@ -36,8 +38,25 @@ def security_settings(user: str | None = None) -> dict[str, str]:
     return credentials.librdkafka_settings(user)
 
 
+# librdkafka's own log lines (a transient "Coordinator load in progress" while a fresh
+# cluster loads, a background queue purged at close) go through Python logging: in a
+# pod or a job's log they show as before (logging's last resort prints warnings to
+# stderr), and a command with a table to print sends them to a log file instead.
+LIBRDKAFKA_LOG = logging.getLogger("librdkafka")
+
+
 def base_config(user: str | None = None) -> dict[str, Any]:
-    return {"bootstrap.servers": bootstrap_servers(), **security_settings(user)}
+    return {"bootstrap.servers": bootstrap_servers(), **security_settings(user), "logger": LIBRDKAFKA_LOG}
+
+
+def log_client_messages_to(path: Path) -> None:
+    """librdkafka's log lines of this process go to `path` only (make demo, bad-input)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    LIBRDKAFKA_LOG.addHandler(handler)
+    LIBRDKAFKA_LOG.setLevel(logging.INFO)
+    LIBRDKAFKA_LOG.propagate = False
 
 
 def producer(**overrides: Any) -> Producer:

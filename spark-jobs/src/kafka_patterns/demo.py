@@ -4,18 +4,23 @@ reordered, verdict against the promised semantics, seconds."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
 from tabulate import tabulate
 
-from kafka_patterns import inventory, run, scenarios, smoke
+from kafka_patterns import console, inventory, run, scenarios, smoke
 from kafka_patterns.scenarios.base import HEADERS
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    verbose = "--verbose" in argv
+    log = console.quiet("demo", verbose)
     cluster = inventory.load()
     keys = list(scenarios.modules())
+    print(f"==> make demo: every pattern end to end; each one's steps, the clients' and Spark's logs: "
+          f"{os.path.relpath(log)}" + ("" if verbose else " (V=1 shows the steps)"), file=sys.stderr)
     print(f"==> cluster: {len(cluster.nodes)} KRaft nodes at {cluster.bootstrap_servers}, "
           f"Connect at {cluster.connect_url}, PostgreSQL at {cluster.postgres_host}:{cluster.postgres_port}",
           file=sys.stderr)
@@ -25,7 +30,7 @@ def main() -> int:
     d = result.delivery
     rows = [["smoke (acks=all, idempotent)", d.acked, d.received, d.lost, d.duplicated, d.reordered,
              "PASS" if result.ok else "FAIL", f"{time.monotonic() - t0:.1f}"]]
-    outcomes = run.run(keys)
+    outcomes = run.run(keys, one_line=not verbose)
     rows += [o.row() for o in outcomes]
     print(tabulate(rows, headers=HEADERS))
     for o in outcomes:
@@ -36,4 +41,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -13,7 +13,7 @@ import time
 
 from tabulate import tabulate
 
-from kafka_patterns import catalogue, scenarios
+from kafka_patterns import catalogue, console, scenarios
 from kafka_patterns.scenarios.base import HEADERS, Outcome
 
 
@@ -30,7 +30,9 @@ def listing() -> str:
                                    "order", "schedule"])
 
 
-def run(keys: list[str]) -> list[Outcome]:
+def run(keys: list[str], one_line: bool = False) -> list[Outcome]:
+    """Run the patterns in order. one_line: a line per pattern with its verdict (make
+    demo; the steps go to its log), else a header per pattern and its steps."""
     modules = scenarios.modules()
     unknown = [k for k in keys if k not in modules]
     if unknown:
@@ -39,14 +41,19 @@ def run(keys: list[str]) -> list[Outcome]:
     outcomes = []
     t0 = time.monotonic()
     for i, key in enumerate(keys, 1):
-        print(f"==> [{i}/{len(keys)}] {key} ({time.monotonic() - t0:.0f}s elapsed)", file=sys.stderr, flush=True)
+        label = f"[{i}/{len(keys)}] {key}"
+        if one_line:
+            print(f"  {label:<30}", end=" ", file=sys.stderr, flush=True)
+        else:
+            print(f"==> {label} ({time.monotonic() - t0:.0f}s elapsed)", file=sys.stderr, flush=True)
         try:
             outcome = modules[key].run()
         except Exception as e:  # one broken pattern must not hide the others' results
-            print(f"    {key}: ERROR {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+            print(("" if one_line else f"    {key}: ") + f"ERROR {type(e).__name__}: {e}", file=sys.stderr, flush=True)
             raise
-        print(f"    {key}: {outcome.verdict} in {outcome.seconds:.1f}s"
-              + (f" ({'; '.join(outcome.failures())})" if outcome.failures() else ""), file=sys.stderr, flush=True)
+        result = f"{outcome.verdict} in {outcome.seconds:.1f}s" + \
+            (f" ({'; '.join(outcome.failures())})" if outcome.failures() else "")
+        print(result if one_line else f"    {key}: {result}", file=sys.stderr, flush=True)
         outcomes.append(outcome)
     return outcomes
 
@@ -64,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.list or not (a.patterns or a.all):
         print(listing())
         return 0
+    console.quiet("run", verbose=True)  # the steps stay on the terminal, the clients' and Spark's logs go
     outcomes = run(list(scenarios.modules()) if a.all else a.patterns)
     print(table(outcomes))
     for o in outcomes:

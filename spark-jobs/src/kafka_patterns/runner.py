@@ -6,12 +6,13 @@ records back. Nothing here judges a result: that is the scenarios' part."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path, PurePath
 
 import psycopg
@@ -25,8 +26,33 @@ def new_run() -> str:
     return uuid.uuid4().hex[:12]
 
 
+# Where the scenarios' step-by-step lines go: the terminal, or a command's log when it
+# prints one line per pattern instead (console.quiet).
+_details: Path | None = None
+
+
+def details_to(path: Path | None) -> None:
+    global _details
+    _details = path
+
+
+@contextlib.contextmanager
+def job_output() -> Iterator[None]:
+    """A job run in this process prints what it would print in its pod (a skipped
+    batch, its counts): into the details' log when there is one."""
+    if _details is None:
+        yield
+        return
+    with open(_details, "a") as out, contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        yield
+
+
 def progress(message: str) -> None:
-    print(f"    {message}", file=sys.stderr, flush=True)
+    if _details is None:
+        print(f"    {message}", file=sys.stderr, flush=True)
+    else:
+        with open(_details, "a") as out:
+            out.write(f"    {message}\n")
 
 
 def end_offsets(topics: Sequence[str]) -> dict[str, dict[int, int]]:
@@ -90,7 +116,7 @@ def run_job(job: str, run: str, starting: dict[str, dict[int, int]] | None = Non
         kube.run_once(job, job_args(job, run, starting, *extra, checkpoint_root=root))
         return
     module = importlib.import_module(catalogue.job(job).module)
-    with credentials.as_user(job):
+    with credentials.as_user(job), job_output():
         rc = module.main(["--job", job, *job_args(job, run, starting, *extra)])
     if rc:
         raise RuntimeError(f"job {job} exited with {rc}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -38,30 +39,82 @@ def connector_jars() -> list[Path]:
     return [j for j in jars if _artifact(j) not in shipped]
 
 
+# Where the local driver JVM writes its output, when a command sets it (log_driver_to).
+_driver_log: Path | None = None
+
+
+def log_driver_to(path: Path) -> None:
+    """The local driver JVM of this process writes its stdout and stderr to `path`, not
+    to the terminal: `make demo` and `make bad-input` print a table, and the JVM's
+    start-up lines (the incubator-module warning, which no JVM flag silences, the
+    native-hadoop notice, the log4j profile) and Spark's routine WARNs belong in a log."""
+    global _driver_log
+    _driver_log = path
+
+
+LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
+
+
+def local_conf() -> dict[str, str]:
+    """Local mode in this process: small shuffles, no UI, the cached connector jars,
+    bound to loopback like the rest of the local cluster, our log4j2 settings."""
+    return {"spark.master": os.environ.get("SPARK_MASTER", "local[2]"),
+            "spark.ui.showConsoleProgress": "false",
+            "spark.jars": ",".join(str(j) for j in connector_jars()),
+            "spark.sql.shuffle.partitions": "3",
+            # Adaptive execution: streaming and stateful queries turn it off anyway (with a
+            # warning per query), and with 3 shuffle partitions on 2 cores it has nothing
+            # to coalesce in the batch jobs.
+            "spark.sql.adaptive.enabled": "false",
+            # One process runs many queries (make demo runs every pattern in one session):
+            # Spark's pool of cached Kafka consumers is 64 by default and warns each time a
+            # query pushes it past that.
+            "spark.kafka.consumer.cache.capacity": "256",
+            "spark.ui.enabled": "false",
+            "spark.sql.session.timeZone": "UTC",
+            "spark.driver.extraJavaOptions": f"-Djava.net.preferIPv4Stack=true "
+                                             f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}"}
+
+
+def _launch_logging_driver(conf: dict[str, str], log: Path) -> None:
+    """Start the driver JVM (the py4j gateway) with its output in `log`, before the
+    session would start it on the terminal; the session then uses this gateway."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as out:  # the JVM keeps its own copy of the descriptor
+        gateway = launch_gateway(SparkConf(loadDefaults=False).setAll(conf.items()),
+                                 popen_kwargs={"stdout": out, "stderr": subprocess.STDOUT})
+    SparkContext._ensure_initialized(gateway=gateway)
+
+
 def session(app_name: str) -> SparkSession:
     """The active session, or a new local one (spark-submit/the operator set the master).
     A new session exports its streaming progress as Prometheus metrics of job `app_name`
     when KP_METRICS_PORT is set (streaming_metrics)."""
-    active = SparkSession.getActiveSession()
-    if active is not None:
+    # The active session of this thread, else the process's (a scenario's thread): asking
+    # the builder for it again would warn that its settings cannot apply any more.
+    active = SparkSession.getActiveSession() or SparkSession._instantiatedSession
+    if active is not None and active.sparkContext._jsc is not None:  # not stopped
         return active
     builder = SparkSession.builder.appName(app_name)
-    if "SPARK_HOME" not in os.environ:
-        # Local mode in this process: small shuffles, no UI, the cached connector jars,
-        # bound to loopback like the rest of the local cluster.
+    local = "SPARK_HOME" not in os.environ
+    if local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = (builder.master(os.environ.get("SPARK_MASTER", "local[2]"))
-                   .config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.jars", ",".join(str(j) for j in connector_jars()))
-                   .config("spark.sql.shuffle.partitions", "3")
-                   .config("spark.ui.enabled", "false")
-                   .config("spark.sql.session.timeZone", "UTC")
-                   .config("spark.driver.extraJavaOptions", "-Djava.net.preferIPv4Stack=true"))
+        conf = local_conf()
+        for key, value in conf.items():
+            builder = builder.config(key, value)
+        if _driver_log is not None:
+            _launch_logging_driver(conf, _driver_log)
     spark = builder.getOrCreate()
-    # Locally the driver shares the terminal of `make demo`/`make bad-input`, where
-    # Spark's routine warnings (AQE off for streaming, state store snapshots, consumer
-    # pool sizes) drown the table; errors still show. In a pod, WARN goes to its log.
-    default = "WARN" if "SPARK_HOME" in os.environ else "ERROR"
+    # A local driver without its own log shares a terminal (a job run by hand, a test's
+    # job log) where Spark's routine warnings (AQE off for streaming, state store
+    # snapshots, consumer pool sizes) drown the output; errors still show. In a pod, or
+    # with the driver's own log, WARN is kept.
+    default = "ERROR" if local and _driver_log is None else "WARN"
     spark.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", default))
     streaming_metrics.install(spark, app_name)
     return spark

@@ -27,7 +27,7 @@ def run(records: int = 4_000) -> base.Outcome:
     produced = generator.produce(topic, records, run=run_id)
     expected = job_module.aggregate(produced.readings)
     base.progress(f"{KEY}: replaying from offsets, then from timestamp {since_ms}")
-    with credentials.as_user(job):
+    with credentials.as_user(job), base.job_output():
         job_module.main(["--job", job, "--run", run_id, "--from-offsets", json.dumps(starting)])
         job_module.main(["--job", job, "--run", run_id, "--from-timestamp", str(since_ms)])
     got = {label: {s: (n, m) for s, n, m in pg.query(

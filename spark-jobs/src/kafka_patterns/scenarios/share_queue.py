@@ -55,7 +55,7 @@ def fail_members(procs: list[base.JobService], faults: Sequence[base.FailureMode
 
 
 @base.timed
-def run(records: int = 2_000, consumers: int = 4, rate: float = 200.0, malformed: float = 0.01,
+def run(records: int = 2_000, consumers: int = 4, rate: float = 500.0, malformed: float = 0.01,
         faults: Sequence[base.FailureMode] = (), lock_ms: int | None = None) -> base.Outcome:
     job = JOBS[0]
     (topic,), table = base.input_topics(job), base.output_table(job)

@@ -30,7 +30,7 @@ def events(group: str) -> list[tuple]:
 
 
 @base.timed
-def run(records: int = 6_000, workers: int = 8, rate: float = 400.0,
+def run(records: int = 6_000, workers: int = 8, rate: float = 1000.0,
         faults: Sequence[base.FailureMode] = (base.FailureMode.SIGKILL,)) -> base.Outcome:
     job = JOBS[0]
     base.unsupported(faults, FAULTS, KEY)

@@ -1,0 +1,120 @@
+"""The quiet runner (kafka_patterns.steps): a real ansible-playbook with the project's
+ansible.cfg (so the `progress` callback) on a scratch local playbook, and small Python
+commands that stand in for it."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+from helpers import ROOT, VENV_BIN, ansible_env
+from kafka_patterns import steps
+
+
+class Screen(io.StringIO):
+    def isatty(self) -> bool:
+        return False
+
+
+def run(cmd: list[str], log: Path, **env: str) -> tuple[int, list[str]]:
+    screen = Screen()
+    old = dict(os.environ)
+    os.environ.update(env)
+    try:
+        rc = steps.run_quiet(cmd, log, "the title", steps.Display(screen))
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    return rc, screen.getvalue().splitlines()
+
+
+def playbook(tmp_path: Path, tasks: list[dict], name: str = "Second play") -> Path:
+    path = tmp_path / "play.yml"
+    path.write_text(json.dumps([
+        {"name": "First play", "hosts": "localhost", "gather_facts": False,
+         "tasks": [{"name": "Say something", "ansible.builtin.debug": {"msg": "hello from the play"}}]},
+        {"name": name, "hosts": "localhost", "gather_facts": False, "tasks": tasks}]))
+    return path
+
+
+def ansible(tmp_path: Path, tasks: list[dict]) -> tuple[int, list[str], str]:
+    log = tmp_path / "logs" / "run.log"
+    cmd = [str(VENV_BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+           "-e", f"ansible_python_interpreter={sys.executable}", str(playbook(tmp_path, tasks))]
+    rc, lines = run(cmd, log, **ansible_env())
+    return rc, lines, log.read_text()
+
+
+def test_a_playbook_prints_a_line_per_play_its_notes_and_what_changed(tmp_path):
+    rc, lines, log = ansible(tmp_path, [{"name": "Touch a file", "ansible.builtin.file":
+                                         {"path": str(tmp_path / "touched"), "state": "touch"}}])
+    assert rc == 0, lines
+    assert [line.split()[:2] for line in lines if line.startswith("  First") or line.startswith("  Second")] == \
+        [["First", "play"], ["Second", "play"]]
+    assert "    hello from the play" in lines
+    assert "  1 change(s): localhost=1" in lines
+    assert lines[-1].startswith("==> the title: done in ")
+    assert len(lines) == 5, lines
+    # The whole output is in the log, not on the screen.
+    assert "TASK [Touch a file]" in log and "PLAY RECAP" in log
+    assert not any("TASK [" in line for line in lines)
+
+
+def test_a_failing_task_prints_the_step_the_task_its_message_and_the_log(tmp_path):
+    rc, lines, _ = ansible(tmp_path, [{"name": "Refuse", "ansible.builtin.fail": {"msg": "the port 9092 is taken"}}])
+    assert rc != 0
+    text = "\n".join(lines)
+    assert "  Second play: FAILED after" in text
+    assert "    task 'Refuse' on localhost: the port 9092 is taken" in text
+    assert f"lines of {tmp_path / 'logs' / 'run.log'}" in text
+    assert "fatal: [localhost]: FAILED!" in text  # the log's tail
+    assert lines[-1].startswith("==> the title failed in step 'Second play'")
+
+
+def test_a_command_without_plays_is_one_step_and_its_failure_shows_the_tail(tmp_path):
+    log = tmp_path / "cmd.log"
+    rc, lines = run([sys.executable, "-c", "print('line one'); print('boom'); raise SystemExit(3)"], log)
+    assert rc == 3
+    assert lines[0].startswith("  the title: FAILED after")
+    assert "    boom" in lines
+    assert "line one" in log.read_text()
+
+
+def test_a_daemon_holding_the_pipe_does_not_keep_the_runner_waiting(tmp_path):
+    """The command ends; a process it left behind still has the progress pipe open."""
+    code = ("import os, subprocess, sys; fd = int(os.environ['KP_PROGRESS_FD']); "
+            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'], pass_fds=(fd,), "
+            "start_new_session=True); print('started')")
+    rc, lines = run([sys.executable, "-c", code], tmp_path / "daemon.log")
+    assert rc == 0
+    assert lines[-1].startswith("==> the title: done in ")
+
+
+def test_the_previous_log_is_kept_and_append_adds_to_it(tmp_path):
+    log = tmp_path / "x.log"
+    run([sys.executable, "-c", "print('first')"], log)
+    run([sys.executable, "-c", "print('second')"], log)
+    assert "first" in (tmp_path / "x.log.1").read_text() and "second" in log.read_text()
+    screen = Screen()
+    steps.run_quiet([sys.executable, "-c", "print('third')"], log, "t", steps.Display(screen), append=True)
+    assert "second" in log.read_text() and "third" in log.read_text()
+
+
+def test_events_are_read_as_whole_lines_only():
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    reader = steps.EventReader(read_end)
+    os.write(write_end, b'{"event": "play", "name": "a"}\n{"event": "ta')
+    assert reader.read() == [{"event": "play", "name": "a"}]
+    os.write(write_end, b'sk", "name": "b"}\n')
+    assert reader.read() == [{"event": "task", "name": "b"}]
+    os.close(write_end)
+    os.close(read_end)
+
+
+def test_the_callback_is_enabled_in_the_projects_ansible_cfg():
+    cfg = (ROOT / "ansible" / "ansible.cfg").read_text()
+    assert "progress" in next(line for line in cfg.splitlines() if line.startswith("callbacks_enabled"))
