@@ -11,9 +11,10 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from bench import pipeline, plots, report, runner, security_cost, topics
+from bench import pipeline, plots, report, runner, security_cost, stages, topics
 from bench.grid import grid
 from bench.plaintext_cluster import PlaintextCluster
+from kafka_patterns import console
 from kafka_patterns.catalogue import ROOT
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -42,6 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     # The bench's own catalogue user (its topics, groups and the pipelines' inputs); the
     # benchmarked jobs run as themselves (bench/pipeline.py).
     os.environ.setdefault("KP_KAFKA_USER", "bench")
+    # Before this process's Spark session starts: real-time mode needs a task slot per
+    # input partition of every query it runs (bench/stages.py); micro-batch queries use
+    # as many tasks as partitions whatever the slots.
+    os.environ.setdefault("SPARK_MASTER", f"local[{stages.SLOTS}]")
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--quick", action="store_true", default=os.environ.get("QUICK", "") not in ("", "0"),
                    help="reduced grid, under 3 minutes (also QUICK=1)")
@@ -49,9 +54,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-security", action="store_true", help="skip the security cost (no plain-text baseline)")
     p.add_argument("--only-security", action="store_true",
                    help="only the security cost: the secure cluster vs its plain-text copy")
+    p.add_argument("--only-pipeline", action="store_true",
+                   help="only part 3: the Spark jobs end to end and the stages' latency per mode")
     p.add_argument("--out", type=Path, default=RESULTS)
     a = p.parse_args(argv)
     g = grid(a.quick)
+    # The jobs' Spark driver and librdkafka log to .run/logs/bench.log, not between the
+    # progress lines (a real-time query stopped mid-batch logs its aborted commits).
+    console.quiet("bench", verbose=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     run = stamp.lower()
     t0 = time.monotonic()
@@ -59,10 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     if stale:
         runner.progress(f"deleting {len(stale)} bench topics left by an interrupted run")
         topics.delete(stale)
-    cells = [] if a.only_security else g.cells()
+    cells = [] if a.only_security or a.only_pipeline else g.cells()
     with_pipeline = not (a.no_pipeline or a.only_security)
-    parts = [f"{len(cells)} cells"] * bool(cells) + ["the pipeline jobs"] * with_pipeline \
-        + ["the security cost"] * (not a.no_security)
+    with_security = not (a.no_security or a.only_pipeline)
+    parts = [f"{len(cells)} cells"] * bool(cells) + ["the pipeline jobs and stages"] * with_pipeline \
+        + ["the security cost"] * with_security
     runner.progress(f"{'QUICK' if a.quick else 'full'} benchmark {stamp}: {', then '.join(parts)}")
     try:
         measurements = runner.run_cells(cells, run)
@@ -73,10 +84,11 @@ def main(argv: list[str] | None = None) -> int:
                         for section in ("main", "counts", "partitions")},
                "measurements": measurements}
     if with_pipeline:
-        raw = report.find(measurements, "consume", "spark", **results["grid"]["main"][0])
+        raw = report.find(measurements, "consume", "spark", **results["grid"]["main"][0]) if cells else None
         results["pipeline"] = pipeline.run_all(g.pipeline_rate, g.pipeline_seconds, g.pipeline_burst,
                                                raw and raw["records_per_s"])
-    if not a.no_security:
+        results["stages"] = stages.run_all(g.pipeline_rate, g.pipeline_seconds)
+    if with_security:
         results["security"] = measure_security(security_cost.security_grid(a.quick), run)
     results["seconds"] = time.monotonic() - t0
     pngs = plots.write(results, a.out, stamp)

@@ -37,6 +37,7 @@ class Target:
     name: str
     jobs: tuple[str, ...]  # the first job reads the topic the readings are fed to
     count: str  # SQL expression: the records a sink table's rows stand for
+    real_time: tuple[str, ...] = ()  # the jobs run in Spark's real-time mode (the others in micro-batches)
 
     @property
     def table(self) -> str:
@@ -50,6 +51,9 @@ class Target:
 TARGETS = (
     Target("pipes-and-filters", ("pipeline-clean", "pipeline-enrich", "pipeline-aggregate", "pipeline-sink"),
            "coalesce(sum(n), 0)"),  # one row per station window, n readings each
+    Target("pipes-and-filters, clean and enrich in real-time mode",
+           ("pipeline-clean", "pipeline-enrich", "pipeline-aggregate", "pipeline-sink"), "coalesce(sum(n), 0)",
+           real_time=("pipeline-clean", "pipeline-enrich")),
     Target("exactly-once", ("exactly-once",), "count(*)"),
 )
 
@@ -75,6 +79,17 @@ def ensure_sink(target: Target) -> None:
         readings_to_postgres.ensure_table(target.table)
 
 
+def input_ends(jobs: tuple[str, ...]) -> dict[str, dict[int, int]]:
+    """The end offsets of each job's first input, looked up as that job (the bench's own
+    user may not describe a stage's input topic)."""
+    ends = {}
+    for job in jobs:
+        topic = catalogue.job(job).inputs[0]
+        with credentials.as_user(job):
+            ends.update(runner.end_offsets([topic]))
+    return ends
+
+
 class JobThread(threading.Thread):
     """A catalogue job's main() running continuously in this process; stop() stops its
     streaming queries (a separate process would spend most of a QUICK run starting a JVM)."""
@@ -94,15 +109,26 @@ class JobThread(threading.Thread):
     def stop(self) -> None:
         from kafka_patterns import spark
 
+        real_time = "real-time" in self.args  # one long-running batch: never between batches
         for q in spark.session("bench").streams.active:
             if q.name and q.name.startswith(f"{self.job}-"):
                 # Stopped in the middle of a Python foreachBatch, Spark prints a long
                 # StackOverflowError trace: stop between micro-batches when possible.
                 with contextlib.suppress(TimeoutError):
+                    if real_time:
+                        raise TimeoutError
                     clients.wait_until(lambda q=q: not q.status["isTriggerActive"], 15, 0.05,
                                        f"{q.name} between micro-batches")
                 q.stop()
         self.join(timeout=60)
+
+
+def wait_for_count(count, total: int, threads: list[JobThread], timeout: float, interval: float, what: str) -> None:
+    """Wait until count() reaches total; a job that stopped meanwhile raises its error."""
+    clients.wait_until(lambda: count() >= total or not all(t.is_alive() for t in threads), timeout, interval, what)
+    dead = [t for t in threads if not t.is_alive()]
+    if dead:
+        raise RuntimeError(f"{dead[0].job} stopped: {dead[0].error}")
 
 
 class SinkWatcher(threading.Thread):
@@ -125,10 +151,11 @@ class SinkWatcher(threading.Thread):
         return self.timeline[-1][1] if self.timeline else 0
 
 
-def feed(topic: str, run: str, seq0: int, count: int, rate: float | None) -> list[float]:
+def feed(topic: str, run: str, seq0: int, count: int, rate: float | None, temperature: float = 20.0) -> list[float]:
     """Readings with event time = send time (20 sensors, 4 stations), paced at `rate`
-    (None: as fast as possible), all acknowledged; returns their event times (ms)."""
-    producer = clients.producer()
+    (None: as fast as possible), all acknowledged; returns their event times (ms).
+    linger.ms 0: a paced reading leaves at once (the latency is the stages', not ours)."""
+    producer = clients.producer(**{"linger.ms": 0})
     sent: list[float] = []
     t0 = time.monotonic()
     for i in range(count):
@@ -138,7 +165,7 @@ def feed(topic: str, run: str, seq0: int, count: int, rate: float | None) -> lis
                 time.sleep(ahead)  # pacing to the fixed input rate
         n = (seq0 + i) % 20
         ts = int(time.time() * 1000)
-        r = Reading(run, f"sensor-{n:02d}", station_of(n, 4), seq0 + i, 20.0, 50.0, ts)
+        r = Reading(run, f"sensor-{n:02d}", station_of(n, 4), seq0 + i, temperature, 50.0, ts)
         while True:
             try:
                 producer.produce(topic, key=r.sensor, value=r.to_json())
@@ -156,19 +183,17 @@ def measure(target: Target, rate: int, seconds: int, burst: int) -> dict:
     run = "bench" + runner.new_run()
     ensure_sink(target)
     first = {job: catalogue.job(job).inputs[0] for job in target.jobs}
-    starting = runner.end_offsets(sorted(set(first.values())))
+    starting = input_ends(target.jobs)
     threads = [JobThread(job, runner.job_args(job, run, {first[job]: starting[first[job]]},
-                                            "--trigger-seconds", TRIGGER_SECONDS, bounded=False))
+                                            "--trigger-seconds", TRIGGER_SECONDS,
+                                            *(["--mode", "real-time"] if job in target.real_time else []),
+                                            bounded=False))
                for job in target.jobs]
     watcher = SinkWatcher(target.count_sql, run)
     topic = first[target.jobs[0]]
 
     def wait_for(total: int, timeout: float, what: str) -> None:
-        clients.wait_until(lambda: watcher.count() >= total or not all(t.is_alive() for t in threads), timeout,
-                           POLL_SECONDS, f"{target.name}: {what}")
-        dead = [t for t in threads if not t.is_alive()]
-        if dead:
-            raise RuntimeError(f"{dead[0].job} stopped: {dead[0].error}")
+        wait_for_count(watcher.count, total, threads, timeout, POLL_SECONDS, f"{target.name}: {what}")
 
     for t in threads:
         t.start()
@@ -198,11 +223,14 @@ def measure(target: Target, rate: int, seconds: int, burst: int) -> dict:
         shutil.rmtree(runner.checkpoint(target.jobs[0], run).parent, ignore_errors=True)
         with pg.connect(autocommit=True) as conn:  # the bench's rows are not the patterns' data
             conn.execute(f"DELETE FROM {target.table} WHERE run = %s", (run,))
+    progress(f"{target.name}: e2e p50 {stats.fmt(stats.percentile(latencies, 50))} ms, "
+             f"p99 {stats.fmt(stats.percentile(latencies, 99))} ms")
     return {"job": target.name, "jobs": list(target.jobs), "available": True, "input_rate": rate,
             "fed_seconds": seconds, "latency_p50_ms": stats.percentile(latencies, 50),
             "latency_p99_ms": stats.percentile(latencies, 99), "burst_records": burst,
             "sink_records_per_s": stats.rate(burst, drain), "flowing_records_per_s": flowing,
-            "note": f"burst of {burst:,}; trigger {TRIGGER_SECONDS} s"}
+            "note": f"burst of {burst:,}; trigger {TRIGGER_SECONDS} s"
+                    + (f"; real-time mode: {', '.join(target.real_time)}" if target.real_time else "")}
 
 
 def run_all(rate: int, seconds: int, burst: int, raw_consume: float | None) -> list[dict]:

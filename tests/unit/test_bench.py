@@ -183,3 +183,28 @@ def test_security_cost_is_the_median_of_each_side_and_their_ratio():
     table = report.tables({"measurements": [], "grid": {"main": [], "counts": [], "partitions": []},
                            "security": {"summary": rows}}, "simple")
     assert "Security cost" in table and "0.67x" in table and "0.50x" in table
+
+
+def test_the_stages_table_sets_each_mode_side_by_side_and_keeps_a_failed_stage():
+    results = {"measurements": [], "grid": {"main": [], "counts": [], "partitions": []}, "stages": [
+        {"stage": "clean", "mode": "micro-batch", "input_rate": 1000, "records": 30000, "latency_p50_ms": 1042.6,
+         "latency_p99_ms": 1940.3, "latency_max_ms": 2203.4, "note": "trigger 0.5 s"},
+        {"stage": "clean", "mode": "real-time", "input_rate": 1000, "records": 30000, "latency_p50_ms": 198.8,
+         "latency_p99_ms": 1166.0, "latency_max_ms": 1669.9, "note": "real-time mode"},
+        {"stage": "content-filter", "mode": "real-time", "failed": "content-filter stopped: boom"}]}
+    headers, rows = report.stages_table(results)
+    assert headers[:5] == ["stage", "mode", "input rec/s", "p50 ms", "p99 ms"]
+    assert rows[0][:5] == ["clean", "micro-batch", "1,000", "1,042.6", "1,940.3"]
+    assert rows[1][:5] == ["clean", "real-time", "1,000", "198.8", "1,166.0"]
+    assert rows[2][-1] == "content-filter stopped: boom"
+    assert "Stateless stages" in report.tables(results, "simple")
+
+
+def test_the_bench_stages_are_stateless_jobs_that_can_run_in_real_time_mode():
+    from bench import stages
+    from kafka_patterns import catalogue
+
+    for stage in stages.STAGES:
+        for job in stage.jobs:
+            assert catalogue.job(job).engine == "spark"
+        assert stage.output in catalogue.job(stage.jobs[-1]).output_topics

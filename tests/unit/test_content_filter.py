@@ -1,6 +1,8 @@
 """content-based filtering: routing by predicate, dead letters with reasons, and the
 scenario's expected routes."""
 
+from pyspark.sql import functions as F
+
 from helpers import reading
 from kafka_patterns import readings
 from kafka_patterns import spark as kp_spark
@@ -45,3 +47,24 @@ def test_python_predicates_mirror_the_spark_ones_and_expected_routes():
     rs = [Reading("r", "s", "st", i, t, 50.0, 0) for i, t in enumerate([30.0, 29.99, 0.0, 0.01, -5.0])]
     want = scenario.expected_routes(rs)
     assert want == {cf.HEAT_TOPIC: {("s", 0)}, cf.FROST_TOPIC: {("s", 2), ("s", 4)}}
+
+
+def test_one_scan_of_the_source_and_no_union_so_real_time_mode_takes_it(kafka_records):
+    """Spark's real-time mode refuses a query that unions a source with itself: the
+    routes and the dead letters come out of one projection."""
+    routed = cf.route(kp_spark.parse_readings(kafka_records([reading(1, temperature=41.0)])), DEAD, JOB)
+    plan = routed._jdf.queryExecution().optimizedPlan().toString()
+    assert "Union" not in plan
+    assert "Generate" in plan  # the explode of each record's targets
+
+
+def test_a_record_matching_two_routes_gives_two_rows_and_a_bad_one_a_single_letter(spark):
+    parsed = spark.createDataFrame(
+        [("k1", b"v1", None, "t", 0, 1, 35.0), ("k2", b"v2", "not JSON", "t", 0, 2, None)],
+        "key string, raw binary, error string, topic string, partition int, offset long, temperature double")
+    hot = F.array(kp_spark.kafka_header("r", F.lit("hot")))
+    rows = kp_spark.route_rows(parsed, [("a", F.col("temperature") > 30, hot), ("b", F.lit(True), hot)],
+                               "dead", "job").collect()
+    assert sorted((r.topic, r.key) for r in rows) == [("a", "k1"), ("b", "k1"), ("dead", "k2")]
+    letter = next(r for r in rows if r.topic == "dead")
+    assert (b"not JSON" in [h.value for h in letter.headers]) and letter.value == b"v2"

@@ -109,3 +109,42 @@ def test_spawn_job_names_the_job_on_the_command_line(monkeypatch):
     runner.spawn_job("work-queue", ["--worker-id", "w1"])
     (cmd,) = started
     assert cmd[1:] == ["-m", "kafka_patterns.jobs.work_queue", "--job", "work-queue", "--worker-id", "w1"]
+
+
+class Writer:
+    """Records what base.start asks of a DataStreamWriter."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        return lambda *a, **k: (self.calls.append((name, a, k)), self)[1]
+
+
+@pytest.mark.parametrize(("argv", "trigger"), [
+    ([], ("trigger", (), {"processingTime": "2.0 seconds"})),
+    (["--mode", "real-time"], ("trigger", (), {"realTime": "30.0 seconds"})),
+    (["--mode", "real-time", "--available-now"], ("trigger", (), {"availableNow": True})),
+])
+def test_the_mode_picks_the_trigger_and_a_bounded_run_is_micro_batches(argv, trigger):
+    job = catalogue.job("content-filter")
+    args = base.parser(job, None).parse_args(["--job", job.name, *argv])
+    writer = Writer()
+    base.start(writer, job, args)
+    assert trigger in writer.calls
+    assert (("outputMode", ("update",), {}) in writer.calls) == (trigger[2] == {"realTime": "30.0 seconds"})
+
+
+def test_the_catalogue_mode_is_the_default_and_micro_batch_when_unset():
+    job = catalogue.job("content-filter")
+    assert job.mode == "micro-batch"
+    assert base.parser(job, None).parse_args(["--job", job.name]).mode == "micro-batch"
+
+
+def test_a_stateful_stage_asked_for_real_time_fails_naming_the_key():
+    from kafka_patterns.jobs import pipeline
+
+    job = catalogue.job("pipeline-aggregate")
+    args = pipeline.parser(job).parse_args(["--job", job.name, "--mode", "real-time"])
+    with pytest.raises(SystemExit, match=r"jobs\.pipeline-aggregate\.mode: real-time is for stateless"):
+        base.refuse_real_time(job, args, "the aggregate stage keeps windows in state")

@@ -151,12 +151,14 @@ class Job:
     args: tuple[str, ...] = ()
     schedule: str | None = None
     transactional: bool = False
+    mode: str = "micro-batch"  # or real-time (Spark's real-time mode, stateless queries)
 
     @classmethod
     def from_catalogue(cls, j: dict[str, Any]) -> Job:
         return cls(j["name"], j["engine"], j["module"], tuple(j["inputs"]), tuple(j["outputs"]),
                    Promise(**j["promise"]), tuple(j.get("lookups", ())), j.get("deadletter"),
-                   tuple(j.get("args", ())), j.get("schedule"), bool(j.get("transactional", False)))
+                   tuple(j.get("args", ())), j.get("schedule"), bool(j.get("transactional", False)),
+                   j.get("mode", "micro-batch"))
 
     @property
     def output_topics(self) -> tuple[str, ...]:

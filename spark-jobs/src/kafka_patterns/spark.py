@@ -12,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -243,11 +244,30 @@ def kafka_header(name: str, value: Column) -> Column:
     return F.struct(F.lit(name).alias("key"), value.cast("string").cast("binary").alias("value"))
 
 
+def dead_letter_headers(job: str) -> Column:
+    """The deadletters.HEADERS of a parsed record (its reason and source), as Kafka headers."""
+    values = (F.col("error"), F.col("topic"), F.col("partition"), F.col("offset"), F.lit(job))
+    return F.array(*[kafka_header(name, value) for name, value in zip(deadletters.HEADERS, values, strict=True)])
+
+
 def dead_letter_rows(parsed: DataFrame, topic: str, job: str) -> DataFrame:
     """Records of parse_readings that break the contract -> Kafka sink rows for the
     dead-letter `topic`, with deadletters.HEADERS (pure)."""
-    values = (F.col("error"), F.col("topic"), F.col("partition"), F.col("offset"), F.lit(job))
     return parsed.where(F.col("error").isNotNull()).select(
         F.lit(topic).alias("topic"), F.col("key"), F.col("raw").alias("value"),
-        F.array(*[kafka_header(name, value)
-                  for name, value in zip(deadletters.HEADERS, values, strict=True)]).alias("headers"))
+        dead_letter_headers(job).alias("headers"))
+
+
+def route_rows(parsed: DataFrame, routes: Sequence[tuple[str, Column, Column]], deadletter_topic: str,
+               job: str) -> DataFrame:
+    """Records of parse_readings -> Kafka sink rows (topic, key, value, headers) in one
+    pass: a valid record once per route (topic, predicate, headers) whose predicate
+    holds, a record that breaks the contract once to the dead-letter topic with its
+    reason. One scan of the source and no union, so the query also runs in real-time
+    mode, which refuses a union of a source with itself (pure)."""
+    target = F.struct(F.lit(deadletter_topic).alias("topic"), dead_letter_headers(job).alias("headers"))
+    routed = F.filter(F.array(*[F.when(predicate, F.struct(F.lit(topic).alias("topic"), headers.alias("headers")))
+                                for topic, predicate, headers in routes]), lambda t: t.isNotNull())
+    targets = F.when(F.col("error").isNotNull(), F.array(target)).otherwise(routed)
+    return (parsed.select(F.col("key"), F.col("raw").alias("value"), F.explode(targets).alias("t"))
+            .select(F.col("t.topic").alias("topic"), "key", "value", F.col("t.headers").alias("headers")))

@@ -16,6 +16,8 @@ from kafka_patterns import catalogue, credentials, pg, settings
 
 log = logging.getLogger("kafka_patterns.jobs")
 JOB_VARIABLE = "KAFKA_PATTERNS_JOB"  # the job a pod runs (the chart sets it in every pod)
+MICRO_BATCH, REAL_TIME = "micro-batch", "real-time"  # catalogue jobs.<job>.mode, --mode
+MODES = (MICRO_BATCH, REAL_TIME)
 
 
 def job_spec(argv: Sequence[str] | None, module: str) -> catalogue.Job:
@@ -68,6 +70,11 @@ def parser(job: catalogue.Job, doc: str | None) -> JobParser:
     p.add_argument("--trigger-seconds", type=float, default=2.0, help="micro-batch interval when running continuously")
     p.add_argument("--max-offsets-per-trigger", type=int, default=None,
                    help="cap a micro-batch (smaller batches: finer-grained restarts)")
+    p.add_argument("--mode", choices=MODES, default=job.mode,
+                   help="running continuously: micro-batches on the trigger, or Spark's real-time mode "
+                        "(stateless queries; default: the catalogue's jobs.<job>.mode)")
+    p.add_argument("--checkpoint-seconds", type=float, default=30.0,
+                   help="real-time mode: how often the long-running batch checkpoints (not a latency)")
     return p
 
 
@@ -84,13 +91,26 @@ def source_options(args: argparse.Namespace) -> dict[str, str]:
 
 
 def start(writer, job: catalogue.Job, args: argparse.Namespace, query: str = "main"):
-    """Start a DataStreamWriter with the job's checkpoint and trigger; returns the query."""
+    """Start a DataStreamWriter with the job's checkpoint and trigger; returns the query.
+    A bounded run (--available-now) is micro-batches whatever the mode: real-time mode
+    runs until stopped."""
     writer = writer.option("checkpointLocation", checkpoint_dir(job, args, query)).queryName(f"{job.name}-{query}")
     if args.available_now:
         writer = writer.trigger(availableNow=True)
+    elif args.mode == REAL_TIME:
+        # Update is the only output mode real-time mode takes; for these stateless
+        # queries it writes each row once, like append.
+        writer = writer.outputMode("update").trigger(realTime=f"{args.checkpoint_seconds} seconds")
     else:
         writer = writer.trigger(processingTime=f"{args.trigger_seconds} seconds")
     return writer.start()
+
+
+def refuse_real_time(job: catalogue.Job, args: argparse.Namespace, why: str) -> None:
+    """Fail fast, naming the key, when a job that cannot run in real-time mode is asked to."""
+    if args.mode == REAL_TIME and not args.available_now:
+        raise SystemExit(f"jobs.{job.name}.mode: real-time is for stateless Kafka-to-Kafka queries; {why}. "
+                         "Use micro-batch (or leave mode out).")
 
 
 def await_all(queries: Sequence) -> None:

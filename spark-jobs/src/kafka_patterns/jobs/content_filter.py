@@ -44,14 +44,8 @@ PREDICATES_PY: dict[str, Callable[[float], bool]] = {
 def route(parsed: DataFrame, deadletter_topic: str, job: str) -> DataFrame:
     """Parsed records -> Kafka sink rows (topic, key, value, headers): one row per
     matching predicate, and dead letters of the job for malformed records (pure)."""
-    valid = parsed.where(F.col("error").isNull())
-    routed = [valid.where(pred()).select(F.lit(topic).alias("topic"), F.col("key"), F.col("raw").alias("value"),
-                                         F.array(spark.kafka_header("predicate", F.lit(topic))).alias("headers"))
-              for topic, pred in PREDICATES.items()]
-    out = spark.dead_letter_rows(parsed, deadletter_topic, job)
-    for r in routed:
-        out = out.unionByName(r)
-    return out
+    return spark.route_rows(parsed, [(topic, pred(), F.array(spark.kafka_header("predicate", F.lit(topic))))
+                                     for topic, pred in PREDICATES.items()], deadletter_topic, job)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -80,10 +80,8 @@ def aggregate_schema() -> StructType:
 def clean(parsed: DataFrame, cleaned_topic: str, deadletter_topic: str, job: str) -> DataFrame:
     """parse_readings rows -> Kafka sink rows: valid readings unchanged to the cleaned
     topic, malformed ones to the dead-letter topic with the reason in a header (pure)."""
-    valid = parsed.where(F.col("error").isNull()).select(
-        F.lit(cleaned_topic).alias("topic"), "key", F.col("raw").alias("value"),
-        F.array(spark.kafka_header("stage", F.lit("clean"))).alias("headers"))
-    return valid.unionByName(spark.dead_letter_rows(parsed, deadletter_topic, job))
+    stage = F.array(spark.kafka_header("stage", F.lit("clean")))
+    return spark.route_rows(parsed, [(cleaned_topic, F.lit(True), stage)], deadletter_topic, job)
 
 
 # --- stage 2: enrich ----------------------------------------------------------------
@@ -190,9 +188,11 @@ def main(argv: list[str] | None = None) -> int:
         readings, letters = base.valid_readings(records, job, args)
         queries += [letters, kafka_writer(enrich(readings, profiles, enriched), job, args)]
     elif args.stage == "aggregate":
+        base.refuse_real_time(job, args, "the aggregate stage keeps windows in state")
         (aggregated,) = outputs
         queries.append(kafka_writer(aggregate(parse_enriched(records), aggregated), job, args, mode="update"))
     else:
+        base.refuse_real_time(job, args, "the sink stage writes PostgreSQL with foreachBatch")
         pg.ensure(DDL, table=job.table)
 
         def sink(batch_df, _batch_id: int) -> None:

@@ -1,0 +1,128 @@
+"""Part 3b: the stateless Kafka-to-Kafka stages one hop at a time, in micro-batch mode
+(a trigger every TRIGGER_SECONDS) and in Spark's real-time mode, side by side.
+
+Each stage runs continuously in this process (bench.pipeline.JobThread) from the end
+of its input, with a fresh checkpoint. Readings with event time = send time are fed at
+a fixed rate; a consumer on the stage's output topic takes each of this run's records
+as it arrives, and its latency is the arrival minus its event time. So a figure holds
+the produce, the stage and the fetch (fetch.wait.max.ms 5). The first WARMUP readings
+are left out (query start, first connections).
+
+Real-time mode runs a long-running task per input partition of every query, so this
+process's Spark needs that many task slots (SLOTS, set before its session starts)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from dataclasses import dataclass
+
+from confluent_kafka import TopicPartition
+
+from bench import stats
+from bench.pipeline import TRIGGER_SECONDS, WARMUP, JobThread, feed, input_ends, wait_for_count
+from bench.runner import progress
+from kafka_patterns import catalogue, clients, runner
+
+MODES = ("micro-batch", "real-time")
+# clean + enrich (+ enrich's dead letters) in real-time mode: 3 queries x 6 partitions.
+SLOTS = 32
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    jobs: tuple[str, ...]  # started in order; the first reads the topic fed
+    output: str  # the topic whose records are timed
+    temperature: float = 20.0  # of the fed readings (content-filter: hot, so each goes to heat)
+
+
+STAGES = (
+    Stage("clean", ("pipeline-clean",), "weather.readings.cleaned"),
+    Stage("clean -> enrich", ("pipeline-clean", "pipeline-enrich"), "weather.readings.enriched"),
+    Stage("content-filter", ("content-filter",), "weather.alerts.heat", temperature=35.0),
+)
+
+
+class TopicWatcher(threading.Thread):
+    """Reads the output topic from `starting`; latency of each record of the run."""
+
+    def __init__(self, topic: str, starting: dict[int, int], run: str):
+        super().__init__(daemon=True)
+        self.topic, self.starting, self.run_id = topic, starting, run
+        self.arrivals: list[tuple[int, float]] = []  # (seq, latency ms)
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        consumer = clients.consumer(f"bench-stage-{self.run_id}", **{"fetch.wait.max.ms": 5})
+        consumer.assign([TopicPartition(self.topic, p, o) for p, o in self.starting.items()])
+        try:
+            while not self.stop.is_set():
+                for msg in consumer.consume(500, 0.05):
+                    if msg.error() or msg.value() is None:
+                        continue
+                    now = time.time() * 1000
+                    try:
+                        value = json.loads(msg.value())
+                    except ValueError:
+                        continue
+                    if isinstance(value, dict) and value.get("run") == self.run_id:
+                        self.arrivals.append((int(value["seq"]), now - float(value["ts"])))
+        finally:
+            consumer.close()
+
+    def count(self) -> int:
+        return len(self.arrivals)
+
+
+def measure(stage: Stage, mode: str, rate: int, seconds: int) -> dict:
+    run = "bench" + runner.new_run()
+    first = {job: catalogue.job(job).inputs[0] for job in stage.jobs}
+    starting = {**input_ends(stage.jobs), **runner.end_offsets([stage.output])}
+    threads = [JobThread(job, runner.job_args(job, run, {first[job]: starting[first[job]]}, "--trigger-seconds",
+                                              TRIGGER_SECONDS, "--mode", mode, bounded=False))
+               for job in stage.jobs]
+    watcher = TopicWatcher(stage.output, starting[stage.output], run)
+    topic = first[stage.jobs[0]]
+
+    def wait_for(total: int, timeout: float, what: str) -> None:
+        wait_for_count(watcher.count, total, threads, timeout, 0.05, f"{stage.name} ({mode}): {what}")
+
+    for t in threads:
+        t.start()
+    watcher.start()
+    try:
+        feed(topic, run, 0, WARMUP, None, stage.temperature)
+        wait_for(WARMUP, 180, "warm-up readings")
+        n = rate * seconds
+        progress(f"{stage.name} ({mode}): feeding {n:,} readings at {rate:,}/s for {seconds} s")
+        feed(topic, run, WARMUP, n, rate, stage.temperature)
+        wait_for(WARMUP + n, 120, "every reading")
+        latencies = [ms for seq, ms in watcher.arrivals if seq >= WARMUP]
+    finally:
+        watcher.stop.set()
+        for t in threads:
+            t.stop()
+        watcher.join(10)
+        shutil.rmtree(runner.checkpoint(stage.jobs[0], run).parent, ignore_errors=True)
+    p50, p99 = stats.percentile(latencies, 50), stats.percentile(latencies, 99)
+    progress(f"{stage.name} ({mode}): p50 {stats.fmt(p50, 1)} ms, p99 {stats.fmt(p99, 1)} ms "
+             f"over {len(latencies):,} records")
+    return {"stage": stage.name, "mode": mode, "jobs": list(stage.jobs), "input_rate": rate, "fed_seconds": seconds,
+            "records": len(latencies), "latency_p50_ms": p50, "latency_p99_ms": p99,
+            "latency_max_ms": max(latencies, default=None),
+            "note": f"trigger {TRIGGER_SECONDS} s" if mode == "micro-batch" else "real-time mode"}
+
+
+def run_all(rate: int, seconds: int) -> list[dict]:
+    out = []
+    for stage in STAGES:
+        for mode in MODES:
+            try:
+                out.append(measure(stage, mode, rate, seconds))
+            except Exception as e:  # one stage failing must not lose the other figures
+                progress(f"{stage.name} ({mode}): failed: {e}")
+                out.append({"stage": stage.name, "mode": mode, "failed": f"{e}"[:300]})
+    return out
