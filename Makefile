@@ -139,7 +139,7 @@ tier_sh = t0=$$SECONDS; $(MAKE) $(1) && r=passed || { r=FAILED; rc=1; }; \
 test: setup ## every test tier; starts the cluster if needed and stops what it started
 	@mkdir -p $(ROOT)/.run/logs; rm -f $(ROOT)/.run/logs/failed-tests.log; : > $(ROOT)/.run/logs/test-run.log; \
 	started=no; \
-	if ! $(PY) -m kafka_patterns.inventory is-up; then $(MAKE) up; started=yes; fi; \
+	if ! $(PY) -m kafka_patterns.inventory is-up 2>/dev/null; then $(MAKE) up; started=yes; fi; \
 	rc=0; for tier in $(TEST_TIERS); do $(call tier_sh,$$tier); done; \
 	if [ $$started = yes ]; then echo "==> stopping the cluster this run started"; $(MAKE) down; fi; \
 	$(call tier_sh,test-hosts-chaos); \
