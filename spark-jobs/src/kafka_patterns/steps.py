@@ -167,7 +167,7 @@ def run_quiet(cmd: Sequence[str], log: Path, title: str, display: Display | None
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, pass_fds=(write_end,),
                                     env={**os.environ, "KP_PROGRESS_FD": str(write_end)})
         finally:
-            os.close(write_end)  # the child holds its copy: EOF on the pipe when it ends
+            os.close(write_end)  # the child has its own copy
         # Read until the command ends, not until EOF: a daemon it starts could inherit
         # the pipe and hold it open for good.
         os.set_blocking(read_end, False)
