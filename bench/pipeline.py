@@ -114,11 +114,10 @@ class JobThread(threading.Thread):
             if q.name and q.name.startswith(f"{self.job}-"):
                 # Stopped in the middle of a Python foreachBatch, Spark prints a long
                 # StackOverflowError trace: stop between micro-batches when possible.
-                with contextlib.suppress(TimeoutError):
-                    if real_time:
-                        raise TimeoutError
-                    clients.wait_until(lambda q=q: not q.status["isTriggerActive"], 15, 0.05,
-                                       f"{q.name} between micro-batches")
+                if not real_time:
+                    with contextlib.suppress(TimeoutError):
+                        clients.wait_until(lambda q=q: not q.status["isTriggerActive"], 15, 0.05,
+                                           f"{q.name} between micro-batches")
                 q.stop()
         self.join(timeout=60)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kafka_patterns import clients, credentials, runner
+from kafka_patterns import clients, credentials, runner, steps
 
 
 def log_path(name: str) -> Path:
@@ -20,9 +20,7 @@ def quiet(name: str, verbose: bool = False) -> Path:
     from kafka_patterns import spark  # pyspark: only commands that run Spark jobs get here
 
     log = log_path(name)
-    log.parent.mkdir(parents=True, exist_ok=True)
-    if log.exists():
-        log.replace(log.with_name(log.name + ".1"))
+    steps.keep_previous(log)
     clients.log_client_messages_to(log)
     spark.log_driver_to(log)
     runner.details_to(None if verbose else log)

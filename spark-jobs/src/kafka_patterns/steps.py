@@ -132,12 +132,19 @@ def tail(log: Path, lines: int = TAIL_LINES) -> list[str]:
     return log.read_bytes().decode(errors="replace").splitlines()[-lines:]
 
 
-def open_log(log: Path, cmd: Sequence[str], append: bool = False):
-    """A fresh log per run, the previous one kept as <log>.1; or appended to, when one
-    target runs several commands into one log."""
+def keep_previous(log: Path) -> None:
+    """Start a fresh log: the previous run's is kept as <log>.1."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    if not append and log.exists() and log.stat().st_size:
+    if log.exists() and log.stat().st_size:
         log.replace(log.with_name(log.name + ".1"))
+
+
+def open_log(log: Path, cmd: Sequence[str], append: bool = False):
+    """A fresh log per run (keep_previous); or appended to, when one target runs several
+    commands into one log."""
+    if not append:
+        keep_previous(log)
+    log.parent.mkdir(parents=True, exist_ok=True)
     out = open(log, "ab")  # noqa: SIM115 - the child writes into it until it ends
     out.write(f"# {time.strftime('%Y-%m-%dT%H:%M:%S%z')} {' '.join(cmd)}\n".encode())
     out.flush()
