@@ -130,6 +130,15 @@ def wait_for_count(count, total: int, threads: list[JobThread], timeout: float, 
         raise RuntimeError(f"{dead[0].job} stopped: {dead[0].error}")
 
 
+def batch_breakdowns() -> dict[str, dict]:
+    """Where each running query's micro-batches spend their time (stats.batch_breakdown),
+    by query name: read while the jobs still run, from the Spark session they share
+    with this process."""
+    from kafka_patterns import spark
+
+    return {q.name: stats.batch_breakdown(q.recentProgress) for q in spark.session("bench").streams.active}
+
+
 class SinkWatcher(threading.Thread):
     """Polls the run's record count in the sink: timeline of (wall ms, count)."""
 
@@ -215,6 +224,7 @@ def measure(target: Target, rate: int, seconds: int, burst: int) -> dict:
         timeline = list(watcher.timeline)
         latencies = stats.arrival_latencies(sent, WARMUP, timeline)
         flowing = stats.flow_rate(timeline, WARMUP + n, WARMUP + n + burst)
+        batches = batch_breakdowns()
     finally:
         watcher.stop.set()
         for t in threads:
@@ -227,7 +237,7 @@ def measure(target: Target, rate: int, seconds: int, burst: int) -> dict:
     return {"job": target.name, "jobs": list(target.jobs), "available": True, "input_rate": rate,
             "fed_seconds": seconds, "latency_p50_ms": stats.percentile(latencies, 50),
             "latency_p99_ms": stats.percentile(latencies, 99), "burst_records": burst,
-            "sink_records_per_s": stats.rate(burst, drain), "flowing_records_per_s": flowing,
+            "sink_records_per_s": stats.rate(burst, drain), "flowing_records_per_s": flowing, "batches": batches,
             "note": f"burst of {burst:,}; trigger {TRIGGER_SECONDS} s"
                     + (f"; real-time mode: {', '.join(target.real_time)}" if target.real_time else "")}
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from bench import stats
 from bench.grid import SIZES
 from bench.stats import fmt, fmt_ratio, ratio
 
@@ -112,6 +113,19 @@ def stages_table(results: dict) -> tuple[list[str], list[list]]:
     return ["stage", "mode", "input rec/s", "p50 ms", "p99 ms", "max ms", "records", "note"], rows
 
 
+def batches_table(results: dict) -> tuple[list[str], list[list]]:
+    """Where the micro-batches of each measured query spend their time (median ms per
+    batch that read something): what bounds the streaming latency that is left."""
+    rows = []
+    measured = [(p["job"], p) for p in results.get("pipeline", [])]
+    measured += [(f"{r['stage']} ({r['mode']})", r) for r in results.get("stages", [])]
+    for name, m in measured:
+        for query, b in sorted((m.get("batches") or {}).items()):
+            rows.append([name, query, b["batches"], fmt(b["rows"]),
+                         *[fmt(b[phase]) for phase in stats.BATCH_PHASES], fmt(b["stateCommit"])])
+    return (["measured", "query", "batches", "rows", *stats.BATCH_PHASES, "state commit"], rows)
+
+
 def security_table(results: dict) -> tuple[list[str], list[list]]:
     rows = []
     for r in results.get("security", {}).get("summary", []):
@@ -137,6 +151,10 @@ SECTIONS = (
      pipeline_table),
     ("Stateless stages, one hop each, per mode (event time -> read back from the stage's output topic at the fixed "
      "input rate; micro-batch = a trigger every 0.5 s, real-time = Spark's real-time mode)", stages_table),
+    ("What bounds the latency: each query's micro-batches, median ms per batch that read something (Spark's "
+     "progress: latestOffset = asking Kafka for offsets, addBatch = running the plan and writing the sink, "
+     "walCommit/commitOffsets = the checkpoint's offset and commit logs, triggerExecution = the whole batch; "
+     "state commit = the state stores' commit)", batches_table),
     ("Security cost (Java perf tools, RF 3 acks=all + idempotence; secure = the local cluster: TLS, SCRAM-SHA-512, "
      "mutual TLS between nodes, ACLs; plain = the same nodes' config and JVMs without them, started for this run; "
      "medians of alternating runs)", security_table),

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from confluent_kafka import TopicPartition
 
 from bench import stats
-from bench.pipeline import TRIGGER_SECONDS, WARMUP, JobThread, feed, input_ends, wait_for_count
+from bench.pipeline import TRIGGER_SECONDS, WARMUP, JobThread, batch_breakdowns, feed, input_ends, wait_for_count
 from bench.runner import progress
 from kafka_patterns import catalogue, clients, runner
 
@@ -101,6 +101,7 @@ def measure(stage: Stage, mode: str, rate: int, seconds: int) -> dict:
         feed(topic, run, WARMUP, n, rate, stage.temperature)
         wait_for(WARMUP + n, 120, "every reading")
         latencies = [ms for seq, ms in watcher.arrivals if seq >= WARMUP]
+        batches = batch_breakdowns()
     finally:
         watcher.stop.set()
         for t in threads:
@@ -112,7 +113,7 @@ def measure(stage: Stage, mode: str, rate: int, seconds: int) -> dict:
              f"over {len(latencies):,} records")
     return {"stage": stage.name, "mode": mode, "jobs": list(stage.jobs), "input_rate": rate, "fed_seconds": seconds,
             "records": len(latencies), "latency_p50_ms": p50, "latency_p99_ms": p99,
-            "latency_max_ms": max(latencies, default=None),
+            "latency_max_ms": max(latencies, default=None), "batches": batches,
             "note": f"trigger {TRIGGER_SECONDS} s" if mode == "micro-batch" else "real-time mode"}
 
 

@@ -72,3 +72,23 @@ def flow_rate(timeline: Sequence[tuple[float, int]], before: int, total: int) ->
     if first is None or done is None or done <= first[0]:
         return None
     return (total - first[1]) / ((done - first[0]) / 1000)
+
+
+# The phases of a micro-batch as Spark's progress reports them (durationMs), in order.
+BATCH_PHASES = ("latestOffset", "queryPlanning", "getBatch", "addBatch", "walCommit", "commitOffsets",
+                "triggerExecution")
+
+
+def batch_breakdown(progresses: Sequence[dict]) -> dict[str, float | int | None]:
+    """Where a query's micro-batches spend their time: the median of each phase (ms)
+    over the batches that read something, the state stores' commit time summed over
+    the query's stateful operators, and the median rows per batch. triggerExecution is
+    the whole batch; addBatch is running the plan and writing the sink."""
+    busy = [p for p in progresses if p.get("numInputRows")]
+    out: dict[str, float | int | None] = {"batches": len(busy),
+                                          "rows": percentile([p["numInputRows"] for p in busy], 50)}
+    for phase in BATCH_PHASES:
+        out[phase] = percentile([p["durationMs"][phase] for p in busy if phase in (p.get("durationMs") or {})], 50)
+    out["stateCommit"] = percentile([sum(op.get("commitTimeMs", 0) for op in p["stateOperators"])
+                                     for p in busy if p.get("stateOperators")], 50)
+    return out

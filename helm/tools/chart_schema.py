@@ -149,6 +149,16 @@ CHART_VALUES: dict[str, Any] = {
         "prometheusRule": _obj({"enabled": AUTO_BOOL,
                                 "labels": {"type": "object", "additionalProperties": {"type": "string"}}}),
     }),
+    "schemaRegistry": _obj({
+        "enabled": {"type": "boolean"},
+        "image": _obj({"repository": {"type": "string", "minLength": 1}, "tag": STR,
+                       "pullPolicy": {"enum": ["Always", "IfNotPresent", "Never"]}}, ["repository"]),
+        "port": PORT,
+        "javaOpts": STR,
+        "tls": _obj({"secret": NAME}, ["secret"]),
+        "users": _obj({"secret": NAME, "key": {"type": "string", "pattern": "^[-._a-zA-Z0-9]+$"}}, ["secret", "key"]),
+        "resources": RESOURCES,
+    }),
     "global": {"type": "object"},
 }
 

@@ -35,6 +35,9 @@ FILES = {
     "versions.yml": pins.VERSIONS,
     "run_job.py": SPARK_JOBS / "docker" / "run_job.py",
 }
+# Directories at the context's top, likewise: the SQL streams' queries (catalogue jobs.<job>.sql)
+# and the record schemas (catalogue schemas).
+DIRS = {"sql": SPARK_JOBS / "sql", "schemas": SPARK_JOBS / "schemas"}
 # A jar name's version suffix; the rest is its artifact (kafka-clients-3.9.2.jar -> kafka-clients).
 JAR_VERSION = re.compile(r"-[0-9][^-]*\.jar$")
 
@@ -70,6 +73,8 @@ def build(out: Path) -> list[Path]:
     shutil.copytree(PACKAGE, out / "kafka_patterns", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name, source in FILES.items():
         shutil.copyfile(source, out / name)
+    for name, source in DIRS.items():
+        shutil.copytree(source, out / name)
     for jar in jars:
         shutil.copyfile(jar, out / "spark-kafka-jars" / jar.name)
     (out / "requirements.txt").write_text("".join(f"{r}\n" for r in requirements))

@@ -96,17 +96,18 @@ def k8s_name(name: str) -> str:
 
 
 def written_topics(job: dict[str, Any]) -> list[str]:
-    """Its outputs (not "postgres:" ones) and its dead-letter topic."""
-    topics = [o for o in job["outputs"] if not o.startswith("postgres:")]
+    """Its outputs (not "postgres:" ones), its state changelogs and its dead-letter topic."""
+    topics = [o for o in job["outputs"] if not o.startswith("postgres:")] + job.get("state", [])
     return topics + ([job["deadletter"]] if "deadletter" in job else [])
 
 
 def catalogue_acls(job: dict[str, Any]) -> set[tuple[str, str | None, str, str]]:
-    """The ACLs the catalogue promises a job (its header): Read + Describe on its inputs and lookups
-    and Read on its groups (prefixed with the job's name), Write + Describe on its output
-    topics and dead letters, and for a transactional job its transactional id and IdempotentWrite."""
+    """The ACLs the catalogue promises a job (its header): Read + Describe on its inputs, lookups
+    and state topics and Read on its groups (prefixed with the job's name), Write + Describe on its
+    output topics, state topics and dead letters, and for a transactional job its transactional id
+    and IdempotentWrite."""
     acls = {("group", job["name"], "prefix", "Read")}
-    for topic in job["inputs"] + job.get("lookups", []):
+    for topic in job["inputs"] + job.get("lookups", []) + job.get("state", []):
         acls |= {("topic", topic, "literal", "Read"), ("topic", topic, "literal", "Describe")}
     for topic in written_topics(job):
         acls |= {("topic", topic, "literal", "Write"), ("topic", topic, "literal", "Describe")}

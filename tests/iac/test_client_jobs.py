@@ -27,7 +27,8 @@ RUNTIME_KINDS = ("Deployment", "CronJob")
 JOBS_DIR = ROOT / "spark-jobs" / "src" / "kafka_patterns" / "jobs"
 # What makes each pod of a job a member of its own (the pod name, from the downward API).
 MEMBER_OPTIONS = {"work-queue": "--worker-id", "share-queue": "--consumer-id",
-                  "exactly-once-copier": "--transactional-id", "request-reply": "--transactional-id"}
+                  "exactly-once-copier": "--transactional-id", "request-reply": "--transactional-id",
+                  "changelog-state": "--transactional-id"}
 POD_NAME = "$(POD_NAME)"
 # A Deployment's pods are <name>-<template hash, up to 10>-<5>: a name this short keeps
 # all of it in every pod name, so a per-pod id starts with the job's name (its ACLs).

@@ -269,7 +269,7 @@ def test_a_job_user_may_not_write_where_the_catalogue_does_not_let_it(bootstrap,
 
 def test_a_job_user_may_not_read_a_topic_it_has_no_acl_for(bootstrap, cat, job):
     user = job_user(job)
-    mine = {*job["inputs"], *job.get("lookups", []), *job["outputs"], job.get("deadletter")}
+    mine = {*job["inputs"], *job.get("lookups", []), *job.get("state", []), *job["outputs"], job.get("deadletter")}
     other = next(t["name"] for t in cat["topics"] if t["name"] not in mine)
     consumer = Consumer(pods_config(bootstrap, user, password(user), **{"group.id": job["name"],
                                                                           "enable.auto.commit": False}))

@@ -208,3 +208,32 @@ def test_the_bench_stages_are_stateless_jobs_that_can_run_in_real_time_mode():
         for job in stage.jobs:
             assert catalogue.job(job).engine == "spark"
         assert stage.output in catalogue.job(stage.jobs[-1]).output_topics
+
+
+def progress(rows: int, **phases) -> dict:
+    """One StreamingQueryProgress as Spark reports it (a dict), with the given phase times."""
+    return {"numInputRows": rows, "durationMs": phases,
+            "stateOperators": [{"commitTimeMs": phases.get("addBatch", 0) // 10}]}
+
+
+def test_the_batch_breakdown_takes_medians_over_the_batches_that_read_something():
+    batches = [progress(0, addBatch=1, triggerExecution=2),  # an empty batch: not counted
+               progress(10, addBatch=100, walCommit=20, triggerExecution=200),
+               progress(30, addBatch=300, walCommit=40, triggerExecution=400),
+               progress(20, addBatch=200, walCommit=30, triggerExecution=300)]
+    b = stats.batch_breakdown(batches)
+    assert (b["batches"], b["rows"], b["addBatch"], b["walCommit"], b["triggerExecution"]) == (3, 20, 200, 30, 300)
+    assert b["stateCommit"] == 20 and b["latestOffset"] is None  # a phase never reported: no figure
+    assert stats.batch_breakdown([])["batches"] == 0
+
+
+def test_the_batches_table_names_each_query_of_each_measurement():
+    b = stats.batch_breakdown([progress(5, addBatch=50, triggerExecution=80)])
+    results = {"measurements": [], "grid": {"main": [], "counts": [], "partitions": []},
+               "pipeline": [{"job": "exactly-once", "available": True, "batches": {"exactly-once-main": b}}],
+               "stages": [{"stage": "clean", "mode": "micro-batch", "batches": {"pipeline-clean-main": b}}]}
+    headers, rows = report.batches_table(results)
+    assert [r[:2] for r in rows] == [["exactly-once", "exactly-once-main"],
+                                     ["clean (micro-batch)", "pipeline-clean-main"]]
+    assert rows[0][headers.index("addBatch")] == "50" and rows[0][headers.index("state commit")] == "5"
+    assert report.batches_table in [build for _, build in report.SECTIONS]

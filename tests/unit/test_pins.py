@@ -22,6 +22,8 @@ import built_images
 import image_context
 import pins
 
+from kafka_patterns import catalogue
+
 PROJECT = tomllib.loads((ROOT / "spark-jobs" / "pyproject.toml").read_text())["project"]
 SPARK_VERSION = yaml.safe_load((ROOT / "ansible" / "versions.yml").read_text())["spark_version"]
 
@@ -123,6 +125,15 @@ def test_the_image_context_holds_package_catalogue_launcher_and_jars(setup_done:
         assert (setup_done / name).read_bytes() == source.read_bytes(), name
     # Only the jars whose artifact pyspark does not ship: none twice on Spark's classpath.
     assert sorted(p.name for p in (setup_done / "spark-kafka-jars").iterdir()) == sorted(CONNECTOR)
+
+
+def test_the_image_context_holds_every_query_the_catalogue_names(setup_done: Path) -> None:
+    """A SQL stream's job finds its .sql file next to the catalogue, in the image too."""
+    image_context.build(setup_done)
+    named = {j.sql for j in catalogue.job_specs().values() if j.sql}
+    assert named
+    for path in named:
+        assert (setup_done / path).read_bytes() == (ROOT / "spark-jobs" / path).read_bytes(), path
 
 
 def test_the_image_installs_exactly_the_runtime_dependencies(setup_done: Path) -> None:

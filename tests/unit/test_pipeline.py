@@ -101,3 +101,20 @@ def test_a_duplicated_reading_counts_once_in_its_window(kafka_records):
     out = pipeline.aggregate(pipeline.parse_enriched(enriched_records(kafka_records, values)), "agg.t").collect()
     v = json.loads(out[0].value)
     assert (len(out), v["n"], v["temperature_sum"], v["temperature_min"]) == (1, 2, 14.0, 4.0)
+
+
+def test_each_stage_writes_what_its_output_topic_schema_declares(spark, kafka_records):
+    """enrich and aggregate write records their topics' declared schemas accept (a
+    station without a profile included)."""
+    from kafka_patterns import catalogue, schemas
+
+    readings = kp_spark.valid_readings(kafka_records([reading(1), reading(2, station="station-9")]))
+    profiles = spark.createDataFrame([("station-1", "One", "north", 12.0)], pipeline.profile_schema())
+    stages = scenario.stages()
+    enriched = [json.loads(r.value) for r in pipeline.enrich(readings, profiles, "enriched.t").collect()]
+    aggregated = [json.loads(r.value) for r in pipeline.aggregate(
+        pipeline.parse_enriched(enriched_records(kafka_records, [reading(1), reading(2)])), "agg.t").collect()]
+    for stage, values in (("enrich", enriched), ("aggregate", aggregated)):
+        (topic,) = stages[stage].output_topics
+        validator = schemas.validator(catalogue.schema_of(topic))
+        assert values and all(validator.is_valid(v) for v in values), (stage, values)

@@ -22,6 +22,10 @@ kafka_patterns.jobs.request_reply: {memberArgs: [--transactional-id, "$(POD_NAME
 # Assigns itself every partition and keeps state and offsets under one --consumer name
 # (default: the job's): a second pod would apply every record twice.
 kafka_patterns.jobs.self_managed_offsets: {single: true}
+# Transactional like the copier, and it holds the state of every sensor (rebuilt from
+# its whole changelog on start): a second pod's partitions would be stale in its state
+# after a rebalance. One pod, its own transactional.id.
+kafka_patterns.jobs.changelog_state: {single: true, memberArgs: [--transactional-id, "$(POD_NAME)"]}
 # Reads a run's readings up to the end offsets, writes their aggregate and exits; needs
 # --run and a start (clients.args, or kafka_patterns.kube.run_client_once).
 kafka_patterns.jobs.replay: {once: true}

@@ -226,11 +226,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 strimzi.io/cluster: {{ include "kp.cluster" . }}
 {{- end -}}
 
-{{/* The topics a job writes: its outputs ("postgres:<table>" outputs are not topics)
-     and its dead-letter topic. */}}
+{{/* The topics a job writes: its outputs ("postgres:<table>" outputs are not topics),
+     its state changelogs and its dead-letter topic. */}}
 {{- define "kp.writtenTopics" -}}
 {{- $out := list -}}
 {{- range .outputs -}}{{- if not (hasPrefix "postgres:" .) -}}{{- $out = append $out . -}}{{- end -}}{{- end -}}
+{{- range .state -}}{{- $out = append $out . -}}{{- end -}}
 {{- with .deadletter -}}{{- $out = append $out . -}}{{- end -}}
 {{- toJson $out -}}
 {{- end -}}

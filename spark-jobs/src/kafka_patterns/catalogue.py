@@ -50,15 +50,19 @@ def validate(data: Any, source: str = "catalogue") -> dict[str, Any]:
         e = errors[0]
         raise CatalogueError(f"{source}: {_where(e)}: {e.message}")
     topics = {t["name"] for t in data["topics"]}
+    schemas = {s["name"] for s in data.get("schemas", [])}
     seen: set[str] = set()
     for t in data["topics"]:
         if t["name"] in seen:
             raise CatalogueError(f"{source}: topics: {t['name']!r} is declared twice")
         seen.add(t["name"])
+        if "schema" in t and t["schema"] not in schemas:
+            raise CatalogueError(f"{source}: topics.{t['name']}.schema: {t['schema']!r} is not declared under "
+                                 "schemas")
         if t.get("replicationFactor", data["cluster"]["replicationFactor"]) < data["cluster"]["minInsyncReplicas"]:
             raise CatalogueError(f"{source}: topics.{t['name']}.replicationFactor is below cluster.minInsyncReplicas")
     for i, job in enumerate(data.get("jobs", [])):
-        for key in ("inputs", "lookups", "outputs"):
+        for key in ("inputs", "lookups", "state", "outputs"):
             for ref in job.get(key, []):
                 if not ref.startswith(POSTGRES) and ref not in topics:
                     raise CatalogueError(f"{source}: jobs[{i}].{key}: topic {ref!r} of job {job['name']!r} "
@@ -68,8 +72,26 @@ def validate(data: Any, source: str = "catalogue") -> dict[str, Any]:
                                  f"{job['name']!r} is not declared under topics")
         if {*job["inputs"], *job.get("lookups", [])} & {*job["outputs"], job.get("deadletter")}:
             raise CatalogueError(f"{source}: jobs[{i}]: job {job['name']!r} reads a topic it writes")
+        _check_state(data, i, job, source)
+        if "sql" in job and not (SPARK_JOBS_DIR / job["sql"]).is_file():
+            raise CatalogueError(f"{source}: jobs[{i}].sql: {job['sql']!r} of job {job['name']!r} is no file "
+                                 f"under {SPARK_JOBS_DIR}")
     _check_patterns(data, source)
     return data
+
+
+def _check_state(data: dict[str, Any], i: int, job: dict[str, Any], source: str) -> None:
+    """A job's state topics are its own changelogs: compacted (the last value per key is
+    the state, older ones may go), and no input, lookup or output besides."""
+    config = {t["name"]: t.get("config") or {} for t in data["topics"]}
+    for topic in job.get("state", []):
+        if config[topic].get("cleanup.policy") != "compact":
+            raise CatalogueError(f"{source}: jobs[{i}].state: topic {topic!r} of job {job['name']!r} needs "
+                                 "config cleanup.policy: compact under topics (a changelog keeps the last "
+                                 "value per key)")
+        if topic in {*job["inputs"], *job.get("lookups", []), *job["outputs"], job.get("deadletter")}:
+            raise CatalogueError(f"{source}: jobs[{i}].state: topic {topic!r} of job {job['name']!r} is also "
+                                 "one of its inputs, lookups or outputs")
 
 
 def _check_patterns(data: dict[str, Any], source: str) -> None:
@@ -152,13 +174,15 @@ class Job:
     schedule: str | None = None
     transactional: bool = False
     mode: str = "micro-batch"  # or real-time (Spark's real-time mode, stateless queries)
+    state: tuple[str, ...] = ()  # compacted changelog topics: written, and read back whole on start
+    sql: str | None = None  # a stream defined in SQL: its query file, relative to spark-jobs/
 
     @classmethod
     def from_catalogue(cls, j: dict[str, Any]) -> Job:
         return cls(j["name"], j["engine"], j["module"], tuple(j["inputs"]), tuple(j["outputs"]),
                    Promise(**j["promise"]), tuple(j.get("lookups", ())), j.get("deadletter"),
                    tuple(j.get("args", ())), j.get("schedule"), bool(j.get("transactional", False)),
-                   j.get("mode", "micro-batch"))
+                   j.get("mode", "micro-batch"), tuple(j.get("state", ())), j.get("sql"))
 
     @property
     def output_topics(self) -> tuple[str, ...]:
@@ -173,6 +197,15 @@ class Job:
             raise CatalogueError(f"{CATALOGUE_FILE.name}: jobs.{self.name}.outputs: expected one "
                                  f"{POSTGRES}<table>, found {tables}")
         return tables[0]
+
+    @property
+    def sql_file(self) -> Path:
+        """The job's SQL query file (catalogue `sql`, relative to spark-jobs/, the catalogue's directory);
+        an error for a job whose entry names none."""
+        if not self.sql:
+            raise CatalogueError(f"{CATALOGUE_FILE.name}: jobs.{self.name}.sql: not set; this job runs the "
+                                 "SQL query that file holds")
+        return SPARK_JOBS_DIR / self.sql
 
     @property
     def deadletter_topic(self) -> str:

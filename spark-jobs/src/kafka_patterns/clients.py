@@ -74,7 +74,7 @@ def admin(user: str | None = None) -> AdminClient:
     return AdminClient(base_config(user))
 
 
-def _probe() -> Consumer:
+def probe() -> Consumer:
     """A consumer that only asks for metadata and watermarks (it never joins its group)."""
     return Consumer({**base_config(), "group.id": "platform-offset-probe", "enable.auto.commit": False})
 
@@ -83,22 +83,22 @@ def end_offsets(topic: str, partitions: int, timeout: float = 10.0) -> dict[int,
     """High watermark of every partition of a topic."""
     from confluent_kafka import TopicPartition
 
-    probe = _probe()
+    offsets_probe = probe()
     try:
-        return {p: probe.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)[1]
+        return {p: offsets_probe.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)[1]
                 for p in range(partitions)}
     finally:
-        probe.close()
+        offsets_probe.close()
 
 
 def cluster_id(topic: str, timeout: float = 10.0) -> str:
     """The id of the Kafka cluster that holds `topic` (from a metadata request on the
     topic, which a user allowed to read it may make)."""
-    probe = _probe()
+    metadata_probe = probe()
     try:
-        return probe.list_topics(topic, timeout=timeout).cluster_id
+        return metadata_probe.list_topics(topic, timeout=timeout).cluster_id
     finally:
-        probe.close()
+        metadata_probe.close()
 
 
 def wait_until(condition, timeout: float, interval: float = 0.5, what: str = "condition"):

@@ -16,6 +16,7 @@ import random
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_patterns import bad_input, catalogue, clients
@@ -63,9 +64,12 @@ MALFORMED = (b"{not json", b'{"sensor": "sensor-00", "seq": "x"}', b'"just a str
 
 def produce(topic: str, count: int, rate: float | None = None, run: str | None = None, sensors: int = 20,
             stations: int = 4, late: float = 0.0, malformed: float = 0.0, seed: int | None = None,
-            seq_start: int = 0, producer_config: dict | None = None, timeout: float = 120.0) -> Produced:
+            seq_start: int = 0, producer_config: dict | None = None, timeout: float = 120.0,
+            clock: Callable[[int], int] | None = None) -> Produced:
     """Produce `count` readings (plus malformed extras) and wait for their acknowledgements.
-    `rate` is records/s (None = as fast as possible)."""
+    `rate` is records/s (None = as fast as possible). `clock(i)` is the time (epoch ms)
+    the i-th reading's event time is drawn behind (skew, lateness); default: now, a
+    scenario passes its own to place readings in the windows it wants."""
     if topic not in catalogue.topics():
         raise ValueError(f"topic {topic!r} is not in the catalogue (spark-jobs/catalogue.yaml)")
     out = Produced(run or uuid.uuid4().hex[:12], topic)
@@ -92,7 +96,8 @@ def produce(topic: str, count: int, rate: float | None = None, run: str | None =
                 time.sleep(ahead)  # pacing to the requested rate, not a wait for a condition
         is_late = rng.random() < late
         out.late += is_late
-        r = make_reading(out.run, seq_start + i, sensors, stations, rng, int(time.time() * 1000), is_late)
+        now_ms = clock(i) if clock else int(time.time() * 1000)
+        r = make_reading(out.run, seq_start + i, sensors, stations, rng, now_ms, is_late)
         producer.produce(topic, key=r.sensor, value=r.to_json(), on_delivery=acknowledged(r))
         if malformed and rng.random() < malformed:
             producer.produce(topic, key=r.sensor, value=rng.choice(MALFORMED), on_delivery=acknowledged(None))

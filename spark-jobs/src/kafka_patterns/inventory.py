@@ -51,6 +51,8 @@ class Cluster:
     # (what, host, port) of the monitoring services (role monitoring): Prometheus, the
     # canary, the lag exporter; empty when the inventory has no monitoring host.
     monitoring: tuple[tuple[str, str, int], ...] = ()
+    # The schema registry's HTTPS API (role schema_registry), one URL per host.
+    registry_urls: tuple[str, ...] = ()
 
     @property
     def prometheus_url(self) -> str | None:
@@ -81,6 +83,9 @@ class Cluster:
             host, port = url.split("://", 1)[-1].rsplit(":", 1)
             out.append(("Connect REST", host, int(port)))
         out.append(("PostgreSQL", self.postgres_host, self.postgres_port))
+        for url in self.registry_urls:
+            host, port = url.split("://", 1)[-1].rsplit(":", 1)
+            out.append(("schema registry", host, int(port)))
         return out + list(self.monitoring)
 
 
@@ -127,6 +132,9 @@ def load(path: Path | None = None) -> Cluster:
     # The REST API is HTTPS only (role kafka_connect), with Basic authentication (kafka_patterns.connect).
     connect = tuple(f"https://{hostvars[h].get('ansible_host', h)}:{hostvars[h].get('connect_rest_port', 8083)}"
                     for h in members("kafka_connect"))
+    # HTTPS only, with Basic authentication (kafka_patterns.registry); role schema_registry's defaults.
+    registry = tuple(f"https://{hostvars[h].get('registry_host', hostvars[h].get('ansible_host', h))}:"
+                     f"{hostvars[h].get('registry_port', 8081)}" for h in members("schema_registry"))
     pg = hostvars[members("postgresql")[0]]
     # The control machine's state of this cluster: platform_run_dir when the inventory
     # gives a plain path (the hosts topology's .run/hosts/control), else the checkout's .run.
@@ -142,7 +150,7 @@ def load(path: Path | None = None) -> Cluster:
     return Cluster(tuple(nodes), connect, pg.get("ansible_host", "127.0.0.1"), int(pg.get("postgresql_port", 5432)),
                    pg["postgresql_database"], pg["postgresql_app_user"], resolve(pg["postgresql_app_password"]),
                    run_dir, pg.get("postgresql_replication_user", "cdc"),
-                   resolve(pg.get("postgresql_replication_password", "")), monitoring)
+                   resolve(pg.get("postgresql_replication_password", "")), monitoring, registry)
 
 
 def listening(host: str, port: int, timeout: float = 1.0) -> bool:

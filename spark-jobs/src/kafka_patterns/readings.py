@@ -143,12 +143,16 @@ def spark_schema():
     return StructType([StructField(f, types.get(f, StringType())) for f in FIELDS])
 
 
-def split(messages: Iterable) -> tuple[list[tuple[Any, Reading]], list[tuple[Any, str]]]:
-    """Consumed records (anything with .value()) -> ([(record, reading)], [(record, reason)]):
-    the valid readings, and the others with the contract's reason (for the dead letters)."""
+def split(messages: Iterable, schema_check=None) -> tuple[list[tuple[Any, Reading]], list[tuple[Any, str]]]:
+    """Consumed records (anything with .value() and .headers()) -> ([(record, reading)],
+    [(record, reason)]): the valid readings, and the others with the contract's reason,
+    or the reason their schema tag gives (a schema_check.SchemaCheck), for the dead letters."""
     good, bad = [], []
     for m in messages:
         reading, reason = parse(m.value())
+        if reading is not None and schema_check is not None:
+            reason = schema_check.check_raw(m.headers(), m.value())
+            reading = None if reason else reading
         if reading is None:
             bad.append((m, reason))
         else:

@@ -16,9 +16,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path, PurePath
 
 import psycopg
-from confluent_kafka import TopicPartition
+from confluent_kafka import KafkaException, TopicPartition
 
-from kafka_patterns import catalogue, clients, credentials, pg, settings
+from kafka_patterns import catalogue, clients, credentials, pg, readings, settings
 from kafka_patterns.services import CRASH_AFTER_BATCH, FailureMode, JobService
 
 
@@ -80,6 +80,60 @@ def group_caught_up(group: str, ends: dict[str, dict[int, int]]) -> bool:
     finally:
         probe.close()
     return all(tp.offset >= ends[tp.topic][tp.partition] for tp in committed)
+
+
+def committed_total(probe, group: str, topic: str) -> int:
+    """Sum of the group's committed offsets on topic, read by `probe` (a consumer that
+    never joins the group); a timed-out lookup (a busy broker, a coordinator moving) is
+    retried rather than failing the scenario."""
+    parts = [TopicPartition(topic, p) for p in range(catalogue.topics()[topic].partitions)]
+
+    def lookup() -> tuple[int] | None:  # a tuple: a total of 0 is an answer too
+        try:
+            return (sum(max(tp.offset, 0) for tp in probe.committed(parts, timeout=10)),)
+        except KafkaException as e:
+            progress(f"committed offsets of {group} not read ({e}); retrying")
+            return None
+    return clients.wait_until(lookup, 60, interval=0.5, what=f"committed offsets of {group}")[0]
+
+
+def committed_past(probe, group: str, topic: str, since: int, at_least: int, service: JobService,
+                   timeout: float = 60) -> int:
+    """Wait until the group has committed at least `at_least` records of topic beyond the
+    committed total `since`, while `service` (the job committing) runs; returns how many.
+    The job exiting first fails at once, with the end of its log."""
+    def enough() -> int | None:
+        if not service.alive():
+            raise RuntimeError(f"{service.job} exited early; {service.log_tail()}")
+        return c if (c := committed_total(probe, group, topic) - since) >= at_least else None
+    return clients.wait_until(enough, timeout, interval=0.2, what=f"{service.job} to commit {at_least} records")
+
+
+def read_committed(topic: str, starting: dict[int, int], run: str, expect: int, timeout: float = 60):
+    """Record ids (sensor, seq) of the run's readings in the topic, as a read_committed
+    consumer sees them; stops `timeout` seconds in even short of `expect` (the shortfall
+    is the caller's to count as lost)."""
+    consumer = clients.consumer(f"verify-{run}", **{"isolation.level": "read_committed"})
+    consumer.assign([TopicPartition(topic, p, o) for p, o in starting.items()])
+    seen: list[tuple[str, int]] = []
+
+    def drained() -> bool:
+        for m in consumer.consume(500, timeout=0.5):
+            if not m.error():
+                r, _ = readings.parse(m.value())
+                if r is not None and r.run == run:
+                    seen.append(r.record_id)
+        return len(seen) >= expect
+
+    try:
+        clients.wait_until(drained, timeout, interval=0, what=f"{expect} committed records in {topic}")
+        # Anything beyond: a quiet extra poll shows duplicates, if there were any.
+        drained()
+    except TimeoutError:
+        pass  # counted as lost by the caller
+    finally:
+        consumer.close()
+    return seen
 
 
 def spark_offsets(offsets: dict[str, dict[int, int]]) -> str:

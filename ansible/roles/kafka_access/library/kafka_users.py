@@ -16,8 +16,8 @@ short_description: One SCRAM-SHA-512 user per catalogue job with least-privilege
 description:
   - Derives the users and their ACLs from the catalogue's jobs exactly as the Helm chart's
     KafkaUser template does (templates/kafka-users.yaml); user name = the chart's kp.k8sName
-    of the job name. Read + Describe on the inputs and lookups, Read on the group named after the job,
-    Write + Describe on the output topics (not "postgres:" outputs) and the dead-letter topic, and for a transactional
+    of the job name. Read + Describe on the inputs, lookups and state topics, Read on the group named after the job,
+    Write + Describe on the output topics (not "postgres:" outputs), the state topics and the dead-letter topic, and for a transactional
     job Write + Describe on the transactional id named after the job and IdempotentWrite on
     the cluster.
   - Passwords are random (32 letters and digits), generated once into
@@ -68,8 +68,9 @@ def k8s_name(name):
 
 
 def written_topics(job):
-    """The topics a job writes: its outputs (not "postgres:" ones) and its dead letters."""
-    topics = [o for o in job.get("outputs") or [] if not o.startswith("postgres:")]
+    """The topics a job writes: its outputs (not "postgres:" ones), its state changelogs
+    and its dead letters."""
+    topics = [o for o in job.get("outputs") or [] if not o.startswith("postgres:")] + list(job.get("state") or [])
     return topics + ([job["deadletter"]] if job.get("deadletter") else [])
 
 
@@ -78,7 +79,8 @@ def job_acls(job):
     spelling; the cluster resource has no name (None), as in a KafkaUser."""
     # A job's consumer groups carry its name: "<job>" or "<job>-<suffix>".
     acls = {("group", job["name"], "prefix", "Read")}
-    for topic in (job.get("inputs") or []) + (job.get("lookups") or []):
+    # A state changelog is read back whole on start, and written.
+    for topic in (job.get("inputs") or []) + (job.get("lookups") or []) + (job.get("state") or []):
         acls |= {("topic", topic, "literal", "Read"), ("topic", topic, "literal", "Describe")}
     for topic in written_topics(job):
         acls |= {("topic", topic, "literal", "Write"), ("topic", topic, "literal", "Describe")}

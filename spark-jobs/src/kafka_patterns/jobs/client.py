@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from confluent_kafka import Consumer, Message
+from confluent_kafka import Consumer, Message, Producer
 
 from kafka_patterns import catalogue, clients
 from kafka_patterns.jobs import base
@@ -79,16 +79,38 @@ def consume_transform_produce(args: argparse.Namespace, source: str,
     input offsets in ONE Kafka transaction (transactional.id = args.transactional_id).
     A restarted instance fences the previous one and aborts its open transaction, so a
     read_committed reader sees each input's output exactly once."""
-    consumer = group_consumer(args, **{"isolation.level": "read_committed"})
+    producer = transactional_producer(args)
+
+    def write(msgs: list[Message]) -> None:
+        for m in msgs:
+            topic, value, headers = outputs(m)
+            producer.produce(topic, key=m.key(), value=value, headers=headers)
+
+    in_transactions(args, source, producer, write)
+
+
+def transactional_producer(args: argparse.Namespace) -> Producer:
+    """The producer of args.transactional_id, initialised: init_transactions() fences a
+    previous instance with the same id and aborts its open transaction (and returns once
+    that abort is written), so what it had not committed never shows to read_committed."""
     producer = clients.producer(**{"transactional.id": args.transactional_id})
     producer.init_transactions()
+    return producer
+
+
+def in_transactions(args: argparse.Namespace, source: str, producer: Producer,
+                    write: Callable[[list[Message]], None]) -> None:
+    """The read-process-write loop: read `source` read_committed as a member of
+    args.group; per polled batch, whatever write(batch) produces with `producer` (a
+    transactional_producer) and the batch's input offsets are committed in ONE
+    transaction. A failed transaction raises out of the loop: the job stops, and its
+    restart fences what is left of it."""
+    consumer = group_consumer(args, **{"isolation.level": "read_committed"})
     consumer.subscribe([source])
 
     def in_one_transaction(msgs: list[Message]) -> None:
         producer.begin_transaction()
-        for m in msgs:
-            topic, value, headers = outputs(m)
-            producer.produce(topic, key=m.key(), value=value, headers=headers)
+        write(msgs)
         producer.send_offsets_to_transaction(consumer.position(consumer.assignment()),
                                              consumer.consumer_group_metadata())
         producer.commit_transaction()

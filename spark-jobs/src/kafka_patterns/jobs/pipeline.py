@@ -35,7 +35,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
-from kafka_patterns import catalogue, pg, spark
+from kafka_patterns import catalogue, lookups, pg, spark
 from kafka_patterns.jobs import base
 from kafka_patterns.readings import FIELDS, spark_schema
 
@@ -175,18 +175,18 @@ def main(argv: list[str] | None = None) -> int:
     inputs, outputs = list(job.inputs), job.output_topics
     session = spark.session(job.name)
     records = spark.read_stream(session, inputs, args.starting_offsets, **base.source_options(args))
-    queries = []
+    queries, lookup = [], None
     if args.stage == "clean":
         (cleaned,) = outputs
         queries.append(kafka_writer(clean(spark.parse_readings(records), cleaned, job.deadletter_topic, job.name),
                                     job, args))
     elif args.stage == "enrich":
-        # Stream-static join: the profile topic is read again (in full, compacted) for
-        # every micro-batch, so each batch joins the profiles as they are then.
+        # Stream-static join with the profiles as cached: read again when the profile
+        # topic grows (kafka_patterns.lookups), not for every micro-batch.
         (enriched,) = outputs
-        profiles = latest_profiles(spark.read_batch(session, list(job.lookups)))
+        lookup = lookups.CachedLookup(session, job.lookups, latest_profiles)
         readings, letters = base.valid_readings(records, job, args)
-        queries += [letters, kafka_writer(enrich(readings, profiles, enriched), job, args)]
+        queries += [letters, kafka_writer(enrich(readings, lookup.table, enriched), job, args)]
     elif args.stage == "aggregate":
         base.refuse_real_time(job, args, "the aggregate stage keeps windows in state")
         (aggregated,) = outputs
@@ -199,7 +199,11 @@ def main(argv: list[str] | None = None) -> int:
             upsert(job.table, [tuple(r) for r in final_versions(batch_df).toLocalIterator()])
 
         queries.append(base.start(records.writeStream.foreachBatch(sink), job, args))
-    base.await_all(queries)
+    try:
+        base.await_all(queries)
+    finally:
+        if lookup is not None:
+            lookup.close()
     return 0
 
 

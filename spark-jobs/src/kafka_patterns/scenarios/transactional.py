@@ -13,9 +13,9 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Callable, Sequence
 
-from confluent_kafka import KafkaException, TopicPartition
+from confluent_kafka import TopicPartition
 
-from kafka_patterns import catalogue, clients, generator, readings
+from kafka_patterns import catalogue, clients, generator
 from kafka_patterns.delivery import account
 from kafka_patterns.scenarios import base
 
@@ -24,45 +24,6 @@ KEY, JOBS = PATTERN.name, PATTERN.job_names
 # What the faults tier's matrix may inject, and the size of its runs.
 FAULTS = (base.FailureMode.SIGKILL, base.FailureMode.CLEAN_STOP, base.FailureMode.PAUSE)
 FAULT_RUN = {"records": 3_000}
-
-
-def committed_total(probe, group: str, topic: str) -> int:
-    """Sum of the group's committed offsets on topic; a timed-out lookup (a busy broker,
-    a coordinator moving) is retried rather than failing the scenario."""
-    parts = [TopicPartition(topic, p) for p in range(catalogue.topics()[topic].partitions)]
-
-    def lookup() -> int | None:
-        try:
-            return sum(max(tp.offset, 0) for tp in probe.committed(parts, timeout=10))
-        except KafkaException as e:
-            base.progress(f"{KEY}: committed offsets of {group} not read ({e}); retrying")
-            return None
-    return clients.wait_until(lookup, 60, interval=0.5, what=f"committed offsets of {group}")
-
-
-def read_committed(topic: str, starting: dict[int, int], run: str, expect: int, timeout: float = 60):
-    """Record ids of the run in the topic, as a read_committed consumer sees them."""
-    consumer = clients.consumer(f"verify-{run}", **{"isolation.level": "read_committed"})
-    consumer.assign([TopicPartition(topic, p, o) for p, o in starting.items()])
-    seen: list[tuple[str, int]] = []
-
-    def drained() -> bool:
-        for m in consumer.consume(500, timeout=0.5):
-            if not m.error():
-                r, _ = readings.parse(m.value())
-                if r is not None and r.run == run:
-                    seen.append(r.record_id)
-        return len(seen) >= expect
-
-    try:
-        clients.wait_until(drained, timeout, interval=0, what=f"{expect} committed records in {topic}")
-        # Anything beyond: a quiet extra poll shows duplicates, if there were any.
-        drained()
-    except TimeoutError:
-        pass  # counted as lost below
-    finally:
-        consumer.close()
-    return seen
 
 
 def fence_a_zombie(zombie: base.JobService, args: list[str],
@@ -111,14 +72,10 @@ def run(records: int = 6_000,
     proc = None
 
     def committed() -> int:
-        return committed_total(probe, group, source) - base_total
+        return base.committed_total(probe, group, source) - base_total
 
     def committed_past(at_least: int, who: base.JobService) -> int:
-        def enough() -> int | None:
-            if not who.alive():
-                raise RuntimeError(f"{job} exited early; {who.log_tail()}")
-            return c if (c := committed()) >= at_least else None
-        return clients.wait_until(enough, 60, what=f"{job} to commit {at_least} records of {records}")
+        return base.committed_past(probe, group, source, base_total, at_least, who)
 
     try:
         for k, mode in enumerate(faults):
@@ -145,7 +102,7 @@ def run(records: int = 6_000,
             proc.hard_kill()
     zombie_check = ({"each thawed zombie was fenced and exited with an error":
                      all(rc not in (None, 0) for rc in zombie_exits)} if zombie_exits else {})
-    seen = read_committed(target, start_out, run_id, records)
+    seen = base.read_committed(target, start_out, run_id, records)
     d = account(produced.acked, seen, order="per-key")
     return base.Outcome(KEY, JOBS, d, base.promise(job), len(produced.acked), len(seen),
                         checks={**base.fault_check(faults, injected), **zombie_check}, notes=injected,
