@@ -19,12 +19,14 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kafka_patterns import bad_input, catalogue, clients
+from kafka_patterns import bad_input, catalogue, clients, registry
 from kafka_patterns.readings import Reading, station_of
 
 # Normal network/clock skew of event time behind wall-clock time, and how far behind
 # a late event is (beyond the jobs' watermark delay).
 SKEW_MS = (0, 2_000)
+# The version of the reading schema (spark-jobs/schemas/reading) make_reading writes.
+READING_VERSION = 1
 LATE_MS = (120_000, 600_000)
 
 
@@ -75,6 +77,8 @@ def produce(topic: str, count: int, rate: float | None = None, run: str | None =
     out = Produced(run or uuid.uuid4().hex[:12], topic)
     rng = random.Random(seed)
     producer = clients.producer(**(producer_config or {}))
+    # Each reading tagged with the registry's id of the schema version it is written in.
+    tag = registry.value_tag("reading", READING_VERSION) if catalogue.schema_of(topic) == "reading" else []
 
     def acknowledged(reading: Reading | None):
         def on_delivery(err, _msg) -> None:
@@ -98,7 +102,7 @@ def produce(topic: str, count: int, rate: float | None = None, run: str | None =
         out.late += is_late
         now_ms = clock(i) if clock else int(time.time() * 1000)
         r = make_reading(out.run, seq_start + i, sensors, stations, rng, now_ms, is_late)
-        producer.produce(topic, key=r.sensor, value=r.to_json(), on_delivery=acknowledged(r))
+        producer.produce(topic, key=r.sensor, value=r.to_json(), headers=tag, on_delivery=acknowledged(r))
         if malformed and rng.random() < malformed:
             producer.produce(topic, key=r.sensor, value=rng.choice(MALFORMED), on_delivery=acknowledged(None))
             out.malformed += 1

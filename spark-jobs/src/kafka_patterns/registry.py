@@ -211,6 +211,15 @@ class Registry:
             self._schemas[schema_id] = schema
         return self._schemas[schema_id]
 
+    def versions_of_id(self, schema_id: int) -> list[tuple[str, int]]:
+        """(artifact, version) of every registered version in this group whose content
+        has the id: one, unless two artifacts registered the very same schema."""
+        status, found = self.call("GET", f"/search/versions?contentId={int(schema_id)}&groupId="
+                                          f"{urllib.parse.quote(self.group, safe='')}")
+        if status != 200:
+            raise RegistryError(f"searching the versions of content id {schema_id}: HTTP {status}")
+        return [(v["artifactId"], int(v["version"])) for v in found["versions"]]
+
     def ensure_rule(self, name: str, compatibility: str) -> None:
         status, rules = self.call("GET", self.path(name, "rules"))
         if status == 200 and "COMPATIBILITY" in rules:
@@ -252,6 +261,28 @@ class Registry:
         raises RegistryRefused with the registry's message when it refuses it. Returns
         the id Apicurio's serdes put in a record header (VALUE_ID_HEADER)."""
         return self.ensure(name, version, schema, compatibility)[0]
+
+
+def configured(role: str = "reader") -> Registry | None:
+    """The registry of this environment (SCHEMA_REGISTRY_URL, or the inventory's
+    schema_registry host), None where there is none (an inventory without one)."""
+    from kafka_patterns import inventory
+
+    registry = Registry.from_env()
+    # A pod (or your own Kafka, KAFKA_BOOTSTRAP_SERVERS) knows its registry from the
+    # environment only: it has no inventory.
+    if registry is None and not os.environ.get("KAFKA_BOOTSTRAP_SERVERS") and inventory.load().registry_urls:
+        registry = Registry.from_inventory(role)
+    return registry
+
+
+def value_tag(name: str, version: int, registry: Registry | None = None) -> list[tuple[str, bytes]]:
+    """The record headers that tag a value as version `version` of schema `name` (the
+    Apicurio serdes' header and id), [] where no registry is configured."""
+    registry = registry or configured()
+    if registry is None:
+        return []
+    return [(VALUE_ID_HEADER, encode_id(registry.id_of(name, version)))]
 
 
 def client_file() -> Path:

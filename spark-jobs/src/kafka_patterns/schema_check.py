@@ -44,7 +44,7 @@ class SchemaCheck:
     decode_id: Callable[[bytes], int]
 
     def __post_init__(self):
-        self._validators: dict[int, jsonschema.Draft202012Validator] = {}
+        self._validators: dict[int, jsonschema.protocols.Validator] = {}
 
     def tag_of(self, headers: Sequence[tuple[str, bytes]] | None) -> bytes | None:
         return next((v for k, v in headers or () if k == self.header), None)
@@ -64,7 +64,9 @@ class SchemaCheck:
             return f"schema id {schema_id} is not in the registry"
         if version.name != self.expected:
             return f"schema id {schema_id} is {version.name} v{version.version}, not {self.expected}"
-        validator = self._validators.setdefault(schema_id, jsonschema.Draft202012Validator(version.schema))
+        if schema_id not in self._validators:  # the dialect its $schema names
+            self._validators[schema_id] = jsonschema.validators.validator_for(version.schema)(version.schema)
+        validator = self._validators[schema_id]
         error = jsonschema.exceptions.best_match(validator.iter_errors(value))
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path) or "the record"
@@ -77,3 +79,32 @@ class SchemaCheck:
         if self.tag_of(headers) is None:
             return None
         return self.reason(headers, json.loads(raw))
+
+
+def registry_resolver(registry, expected: str) -> Callable[[int], Version]:
+    """resolve() through a kafka_patterns.registry.Registry, cached per id (an id's
+    content never changes). Of two artifacts with the same content, the expected one."""
+    cache: dict[int, Version] = {}
+
+    def resolve(schema_id: int) -> Version:
+        if schema_id not in cache:
+            found = registry.versions_of_id(schema_id)
+            if not found:
+                raise UnknownId(schema_id)
+            name, number = next(((n, v) for n, v in found if n == expected), found[0])
+            cache[schema_id] = Version(name, number, registry.schema_by_id(schema_id))
+        return cache[schema_id]
+    return resolve
+
+
+def for_topic(topic: str) -> SchemaCheck | None:
+    """The check of the records of a catalogue topic against the registry, as the
+    reader user; None when the topic declares no schema or no registry is configured
+    (then the reading contract alone judges)."""
+    from kafka_patterns import catalogue, registry
+
+    expected = catalogue.schema_of(topic)
+    reg = registry.configured("reader") if expected else None
+    if reg is None:
+        return None
+    return SchemaCheck(expected, registry.VALUE_ID_HEADER, registry_resolver(reg, expected), registry.decode_id)

@@ -5,13 +5,19 @@ by the topics that carry them (`topics[].schema`).
 A schema evolves under its declared compatibility. BACKWARD, the only level used here,
 as a schema registry means it: a reader of the new version reads every record the
 previous version accepted, so consumers upgrade first and old records stay readable.
-The schemas are open (other fields allowed), so an old reader also reads the records of
-a compatible newer version. `python -m kafka_patterns.schemas` checks every version
-against the one before it (CI runs it through tests/unit/test_schemas.py), and
-`--proposed FILE --schema NAME` judges a change before it is made a version.
+The schemas are JSON Schema draft-07 (the newest dialect whose compatibility the
+registry, Apicurio 3, can judge) and closed (additionalProperties: false): adding an
+optional field is then compatible, as old records never carry it. In an open object it
+would not be (an old record may carry that field with any value), and the registry
+refuses it. An old reader reads a newer version's records by the schema their tag names
+(kafka_patterns.schema_check).
 
-The check is structural, over the keywords these schemas use. A keyword it cannot judge
-counts as a break, so an unknown change is refused rather than let through.
+`python -m kafka_patterns.schemas` checks every version against the one before it (CI
+runs it through tests/unit/test_record_schemas.py); `--proposed FILE --schema NAME`
+judges a change before it is made a version. The registry checks the same again when a
+version is registered (kafka_patterns.registry sync, run by make up). The check here is
+structural, over the keywords these schemas use: a keyword it cannot judge counts as a
+break, so an unknown change is refused rather than let through.
 """
 
 from __future__ import annotations
@@ -30,8 +36,9 @@ import jsonschema
 from kafka_patterns import catalogue
 
 SCHEMAS_DIR = catalogue.SPARK_JOBS_DIR / "schemas"
+DIALECT = "http://json-schema.org/draft-07/schema#"
 # Keywords that only annotate or structure a schema: they accept nothing by themselves.
-ANNOTATIONS = {"$schema", "$id", "$defs", "$comment", "title", "description", "default", "examples"}
+ANNOTATIONS = {"$schema", "$id", "$defs", "definitions", "$comment", "title", "description", "default", "examples"}
 # The keywords the check below judges; any other one is a change it cannot vouch for.
 JUDGED = {"type", "properties", "required", "additionalProperties", "minimum", "maximum",
           "minLength", "maxLength", "pattern", "enum", "$ref"}
@@ -61,15 +68,17 @@ def version_file(name: str, version: int) -> Path:
 
 
 def read_version(path: Path) -> dict[str, Any]:
-    """One schema file, checked to be a valid JSON Schema (2020-12)."""
+    """One schema file, checked to be a valid JSON Schema of DIALECT."""
     try:
         schema = json.loads(path.read_text())
     except FileNotFoundError:
         raise SchemaError(f"{path}: no such schema file") from None
     except ValueError as e:
         raise SchemaError(f"{path}: not JSON ({e})") from None
+    if schema.get("$schema") != DIALECT:
+        raise SchemaError(f"{path}: $schema must be {DIALECT} (the dialect the registry judges)")
     try:
-        jsonschema.Draft202012Validator.check_schema(schema)
+        jsonschema.Draft7Validator.check_schema(schema)
     except jsonschema.SchemaError as e:
         raise SchemaError(f"{path}: not a valid JSON Schema: {e.message}") from None
     return schema
@@ -90,10 +99,10 @@ def declared() -> dict[str, Schema]:
     return out
 
 
-def validator(name: str, version: int | None = None) -> jsonschema.Draft202012Validator:
+def validator(name: str, version: int | None = None) -> jsonschema.Draft7Validator:
     """A validator of a declared schema's version (the latest by default)."""
     schema = declared()[name]
-    return jsonschema.Draft202012Validator(schema.latest if version is None else schema.versions[version - 1])
+    return jsonschema.Draft7Validator(schema.latest if version is None else schema.versions[version - 1])
 
 
 # --- BACKWARD compatibility: does `new` accept every value `old` accepts? -------------
@@ -141,9 +150,8 @@ def _bound_breaks(old: dict, new: dict, where: str) -> list[str]:
 def backward_breaks(old: dict[str, Any], new: dict[str, Any], where: str = "$",
                     old_root: dict | None = None, new_root: dict | None = None) -> list[str]:
     """Why a reader of `new` may refuse a value `old` accepts; [] when it cannot.
-
-    Adding an optional property is compatible: the records of the old version do not
-    carry it (its producers write only the fields of their version)."""
+    A property added to a closed object is compatible (no old value has it); added to
+    an open one it is not (an old value may have it, with any value)."""
     old_root, new_root = old_root or old, new_root or new
     old, new = _resolve(old, old_root), _resolve(new, new_root)
     breaks = [f"{where}: cannot judge keyword {k!r}" for k in sorted(set(new) - ANNOTATIONS - JUDGED)]
@@ -159,6 +167,9 @@ def backward_breaks(old: dict[str, Any], new: dict[str, Any], where: str = "$",
     old_props, new_props = old.get("properties", {}), new.get("properties", {})
     for field in sorted(old_props.keys() & new_props.keys()):
         breaks += backward_breaks(old_props[field], new_props[field], f"{where}.{field}", old_root, new_root)
+    if old.get("additionalProperties") is not False:
+        breaks += [f"{where}.{f}: added to an open object (an old value may carry it with any value)"
+                   for f in sorted(new_props.keys() - old_props.keys()) if new_props[f] not in ({}, True)]
     if new.get("additionalProperties") is False:
         if old.get("additionalProperties") is not False:
             breaks.append(f"{where}: closed to other fields (additionalProperties: false)")

@@ -16,9 +16,10 @@ short_description: One SCRAM-SHA-512 user per catalogue job with least-privilege
 description:
   - Derives the users and their ACLs from the catalogue's jobs exactly as the Helm chart's
     KafkaUser template does (templates/kafka-users.yaml); user name = the chart's kp.k8sName
-    of the job name. Read + Describe on the inputs, lookups and state topics, Read on the group named after the job,
-    Write + Describe on the output topics (not "postgres:" outputs), the state topics and the dead-letter topic, and for a transactional
-    job Write + Describe on the transactional id named after the job and IdempotentWrite on
+    of the job name. Read + Describe on the inputs, lookups and state topics, Read on the
+    group named after the job, Write + Describe on the output topics (not "postgres:"
+    outputs), the state topics and the dead-letter topic, and for a transactional job
+    Write + Describe on the transactional id named after the job and IdempotentWrite on
     the cluster.
   - Passwords are random (32 letters and digits), generated once into
     <password_dir>/<user>.password (0600) and set with AlterUserScramCredentials only when

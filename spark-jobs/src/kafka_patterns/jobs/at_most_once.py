@@ -15,16 +15,17 @@ import time
 
 from confluent_kafka import Message
 
-from kafka_patterns import deadletters, pg, readings
+from kafka_patterns import deadletters, pg, readings, schema_check
 from kafka_patterns.jobs import base, client
 
 DDL = "CREATE TABLE IF NOT EXISTS {table} (id BIGSERIAL PRIMARY KEY, run TEXT, sensor TEXT, seq BIGINT)"
 
 
-def rows(msgs: list[Message]) -> tuple[list[tuple[str, str, int]], list[tuple[Message, str]]]:
+def rows(msgs: list[Message], check: schema_check.SchemaCheck | None = None
+         ) -> tuple[list[tuple[str, str, int]], list[tuple[Message, str]]]:
     """(run, sensor, seq) of the valid readings among the records, and the others with
-    the reason they are not readings."""
-    good, bad = readings.split(msgs)
+    the reason they are not readings (the contract's, or their schema tag's: `check`)."""
+    good, bad = readings.split(msgs, check)
     return [(r.run, r.sensor, r.seq) for _, r in good], bad
 
 
@@ -38,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     consumer = client.group_consumer(args)
     consumer.subscribe(list(job.inputs))
     letters = deadletters.DeadLetters(job.name, job.deadletter_topic)
+    (source,) = job.inputs
+    check = schema_check.for_topic(source)
     # Fault injection for the tests: die right after the Nth commit, before processing.
     crash_after = int(os.environ.get("KP_CRASH_AFTER_COMMIT", "0"))
     commits = 0
@@ -50,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             os._exit(137)
         if args.work_seconds:
             time.sleep(args.work_seconds)  # the batch's "processing": committed, not yet written
-        good, bad = rows(msgs)
+        good, bad = rows(msgs, check)
         for m, reason in bad:
             letters.send(m, reason)
         letters.flush()

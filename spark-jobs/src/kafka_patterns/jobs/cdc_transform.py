@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     parsed = parse_events(records)
     writer = (transform(parsed).writeStream.format("kafka").options(**spark.kafka_options())
               .option("topic", out))
-    base.await_all([base.start_dead_letters(parsed, job, args), base.start(writer, job, args)])
+    base.await_all([base.start_dead_letters(parsed, job, args),
+                    base.start(writer, job, args, stateless_kafka_sink=True)])
     return 0
 
 

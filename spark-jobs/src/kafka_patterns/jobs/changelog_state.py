@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 
 from confluent_kafka import OFFSET_BEGINNING, KafkaError, Message, TopicPartition
 
-from kafka_patterns import catalogue, clients, deadletters, readings
+from kafka_patterns import catalogue, clients, deadletters, readings, schema_check
 from kafka_patterns.jobs import base, client
 from kafka_patterns.readings import Reading
 
@@ -90,10 +90,10 @@ class Batch:
     bad: list[tuple[Message, str]]
 
 
-def apply(states: dict[str, SensorState], msgs: Sequence) -> Batch:
+def apply(states: dict[str, SensorState], msgs: Sequence, check: schema_check.SchemaCheck | None = None) -> Batch:
     """A batch applied on top of `states`, which it leaves as they are (pure): the caller
-    adopts batch.changed once it has written them."""
-    good, bad = readings.split(msgs)
+    adopts batch.changed once it has written them. `check`: the records' schema tags."""
+    good, bad = readings.split(msgs, check)
     changed: dict[str, SensorState] = {}
     totals = []
     for _, r in good:
@@ -167,9 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     states = read_state(changelog, f"{job.name}-rebuild")
     print(f"{job.name}: state of {len(states)} sensors rebuilt from {changelog}", file=sys.stderr, flush=True)
     letters = deadletters.DeadLetters(job.name, job.deadletter_topic, producer)
+    check = schema_check.for_topic(source)
 
     def write(msgs: list[Message]) -> None:
-        batch = apply(states, msgs)
+        batch = apply(states, msgs, check)
         for m, reason in batch.bad:
             letters.send(m, reason)  # in the transaction: lettered once, with the offsets
         for r, state in batch.totals:

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     records = spark.read_stream(session, list(job.inputs), args.starting_offsets, **base.source_options(args))
     routed = route(spark.parse_readings(records), job.deadletter_topic, job.name)
     writer = routed.writeStream.format("kafka").options(**spark.kafka_options())
-    base.await_all([base.start(writer, job, args)])
+    base.await_all([base.start(writer, job, args, stateless_kafka_sink=True)])
     return 0
 
 

@@ -154,8 +154,10 @@ def upsert(table: str, rows: list[tuple]) -> None:
 
 # --- I/O ----------------------------------------------------------------------------
 
-def kafka_writer(df: DataFrame, job: catalogue.Job, args, mode: str = "append"):
-    return base.start(df.writeStream.outputMode(mode).format("kafka").options(**spark.kafka_options()), job, args)
+def kafka_writer(df: DataFrame, job: catalogue.Job, args, stateless: bool = True):
+    """A stage's Kafka sink: a stateless stage appends, the aggregate updates its windows."""
+    writer = df.writeStream.outputMode("append" if stateless else "update").format("kafka")
+    return base.start(writer.options(**spark.kafka_options()), job, args, stateless_kafka_sink=stateless)
 
 
 def parser(job: catalogue.Job) -> base.JobParser:
@@ -190,13 +192,15 @@ def main(argv: list[str] | None = None) -> int:
     elif args.stage == "aggregate":
         base.refuse_real_time(job, args, "the aggregate stage keeps windows in state")
         (aggregated,) = outputs
-        queries.append(kafka_writer(aggregate(parse_enriched(records), aggregated), job, args, mode="update"))
+        queries.append(kafka_writer(aggregate(parse_enriched(records), aggregated), job, args, stateless=False))
     else:
         base.refuse_real_time(job, args, "the sink stage writes PostgreSQL with foreachBatch")
         pg.ensure(DDL, table=job.table)
 
         def sink(batch_df, _batch_id: int) -> None:
-            upsert(job.table, [tuple(r) for r in final_versions(batch_df).toLocalIterator()])
+            # A batch holds a few window versions per station: one collect, not the job
+            # per shuffle partition toLocalIterator would run.
+            upsert(job.table, [tuple(r) for r in final_versions(batch_df).collect()])
 
         queries.append(base.start(records.writeStream.foreachBatch(sink), job, args))
     try:

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 
 from confluent_kafka import Message
 
-from kafka_patterns import deadletters, pg, readings
+from kafka_patterns import deadletters, pg, readings, schema_check
 from kafka_patterns.jobs import base, client
 
 ASSIGNMENTS = "work_assignments"
@@ -38,11 +38,12 @@ DDL = ("""CREATE TABLE IF NOT EXISTS {table} (
            event TEXT NOT NULL, kafka_partition INT NOT NULL, at TIMESTAMPTZ NOT NULL)""")
 
 
-def work_rows(group: str, worker: str, msgs: Iterable[Message], now: datetime
-              ) -> tuple[list[tuple], list[tuple[Message, str]]]:
+def work_rows(group: str, worker: str, msgs: Iterable[Message], now: datetime,
+              check: schema_check.SchemaCheck | None = None) -> tuple[list[tuple], list[tuple[Message, str]]]:
     """The rows a batch of work items produces (the 'work': identify each reading), and
-    the malformed items with the reason (for the dead-letter topic, never a crash)."""
-    good, bad = readings.split(msgs)
+    the malformed items with the reason (for the dead-letter topic, never a crash):
+    the reading contract's, or their schema tag's (`check`)."""
+    good, bad = readings.split(msgs, check)
     return [(group, worker, m.partition(), m.offset(), r.sensor, r.seq, now) for m, r in good], bad
 
 
@@ -112,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     pg.ensure(*DDL, table=job.table)
     (topic,) = job.inputs
     letters = deadletters.DeadLetters(job.name, job.deadletter_topic)
+    check = schema_check.for_topic(topic)
 
     def log_events(event: str, partitions) -> None:
         # One row per partition; an empty assignment is logged as partition -1 (joined, idle).
@@ -127,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                        on_lost=lambda _c, ps: log_events("revoke", ps))
 
     def work(msgs: list[Message]) -> None:
-        rows, bad = work_rows(args.group, args.worker_id, msgs, _now())
+        rows, bad = work_rows(args.group, args.worker_id, msgs, _now(), check)
         for m, reason in bad:
             letters.send(m, reason)
         letters.flush()
