@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,14 @@ ROOT = Path(__file__).resolve().parents[2]
 VERSIONS_FILE = ROOT / "ansible" / "versions.yml"
 CATALOGUE_FILE = ROOT / "spark-jobs" / "catalogue.yaml"
 CHART_DIR = ROOT / "helm" / "kafka-patterns"
+# Secret stack config of the schema registry (`pulumi config set --secret <key> ...`),
+# required while the chart's registry is enabled: key -> what its value must look like.
+REGISTRY_SECRET_KEYS = {
+    "schemaRegistryAdminPassword": "the password of registry-admin (roles writer, reader)",
+    "schemaRegistryReaderPassword": "the password of registry-reader (role reader)",
+    "schemaRegistryTlsCert": "a PEM certificate (-----BEGIN CERTIFICATE-----) for the registry Service's DNS name",
+    "schemaRegistryTlsKey": "its PEM private key (-----BEGIN ... PRIVATE KEY-----)",
+}
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -44,6 +53,10 @@ class Settings:
     catalogue: dict[str, Any]
     spark_image_repository: str = ""
     connect_build_image: str = ""
+    # False: the chart renders no schema registry (the user runs their own).
+    schema_registry: bool = True
+    # REGISTRY_SECRET_KEYS -> their values, secret Outputs; empty when the registry is off.
+    registry_secrets: dict[str, pulumi.Output[str]] = dataclasses.field(default_factory=dict)
 
     @property
     def chart_overrides(self) -> dict[str, Any]:
@@ -53,6 +66,8 @@ class Settings:
             out["spark"] = {"image": {"repository": self.spark_image_repository}}
         if self.connect_build_image:
             out["connect"] = {"build": {"image": self.connect_build_image}}
+        if not self.schema_registry:
+            out["schemaRegistry"] = {"enabled": False}
         return out
 
     @property
@@ -90,6 +105,10 @@ class Settings:
         return f"http://{self.connect_name}-connect-api.{self.namespace}.svc:8083"
 
     @property
+    def schema_registry_enabled(self) -> bool:
+        return bool(self.effective_values["schemaRegistry"]["enabled"])
+
+    @property
     def postgres_secrets(self) -> list[str]:
         """Secrets the jobs (and Connect) read PostgreSQL passwords from: the chart does
         not install PostgreSQL, they must exist in the namespace."""
@@ -100,10 +119,34 @@ class Settings:
         return sorted({r["name"] for r in refs})
 
 
+def _looks_right(key: str, value: str) -> bool:
+    if key == "schemaRegistryTlsCert":
+        return "-----BEGIN CERTIFICATE-----" in value
+    if key == "schemaRegistryTlsKey":
+        return "PRIVATE KEY-----" in value
+    return bool(value.strip())
+
+
+def registry_secrets(cfg: pulumi.Config) -> dict[str, pulumi.Output[str]]:
+    """The schema registry's secret config, checked now (a missing or malformed key stops
+    the program before anything is created) and kept secret from then on."""
+    found: dict[str, pulumi.Output[str]] = {}
+    for key, what in REGISTRY_SECRET_KEYS.items():
+        value = cfg.get(key)
+        if value is None or not _looks_right(key, value):
+            state = "is not set" if value is None else "does not hold " + what
+            raise pulumi.RunError(
+                f"stack config {cfg.full_key(key)} {state}: the chart's schema registry is enabled and needs "
+                f"{what}. Set it with `pulumi config set --secret {key} <value>` (PEM: pipe the file in), "
+                f"or run your own registry: `pulumi config set schemaRegistryEnabled false`.")
+        found[key] = pulumi.Output.secret(value)
+    return found
+
+
 def load(config: pulumi.Config | None = None) -> Settings:
     cfg = config or pulumi.Config()
     values_file = CHART_DIR / cfg.require("valuesFile")
-    return Settings(
+    settings = Settings(
         namespace=cfg.require("namespace"),
         operator_namespace=cfg.require("operatorNamespace"),
         values_file=values_file,
@@ -111,4 +154,8 @@ def load(config: pulumi.Config | None = None) -> Settings:
         catalogue=_yaml(CATALOGUE_FILE),
         spark_image_repository=cfg.get("sparkImageRepository") or "",
         connect_build_image=cfg.get("connectBuildImage") or "",
+        schema_registry=cfg.get_bool("schemaRegistryEnabled", True),
     )
+    if settings.schema_registry_enabled:
+        settings = dataclasses.replace(settings, registry_secrets=registry_secrets(cfg))
+    return settings

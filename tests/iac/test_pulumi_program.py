@@ -4,6 +4,7 @@ stack config: no CLI, no cluster. Asserts on what it would ask the engine to cre
 
 from __future__ import annotations
 
+import hashlib
 import json
 import runpy
 import sys
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from manifests import ROOT, VERSIONS_FILE
+from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 
 import pulumi
@@ -22,9 +24,15 @@ PROJECT = yaml.safe_load((PULUMI_DIR / "Pulumi.yaml").read_text())["name"]
 STACKS = sorted(p.stem.removeprefix("Pulumi.") for p in PULUMI_DIR.glob("Pulumi.*.yaml"))
 RELEASE = "kubernetes:helm.sh/v3:Release"
 NAMESPACE = "kubernetes:core/v1:Namespace"
-# Component name -> type: namespaces, each operator, our chart.
+SECRET = "kubernetes:core/v1:Secret"
+# Component name -> type: namespaces, each operator, the registry's Secrets, our chart.
 COMPONENTS = {"namespaces": "Namespaces", "strimzi": "StrimziOperator", "spark-operator": "SparkOperator",
-              "patterns": "PatternsChart"}
+              "schema-registry": "SchemaRegistrySecrets", "patterns": "PatternsChart"}
+# What `pulumi config set --secret` would hold (test values, not a real key pair).
+CERT = "-----BEGIN CERTIFICATE-----\nMIIBtestcert\n-----END CERTIFICATE-----\n"
+KEY = "-----BEGIN PRIVATE KEY-----\nMIIEtestkey\n-----END PRIVATE KEY-----\n"
+REGISTRY_SECRETS = {"schemaRegistryAdminPassword": "admin-pw-4d1f", "schemaRegistryReaderPassword": "reader-pw-9c2e",
+                    "schemaRegistryTlsCert": CERT, "schemaRegistryTlsKey": KEY}
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
@@ -41,6 +49,18 @@ class RecordingMocks(pulumi.runtime.Mocks):
         return {}, None
 
 
+class RecordingMonitor(MockMonitor):
+    """Keeps each registration request too: its dependencies and which inputs are secret."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks)
+        self.requests: dict[str, Any] = {}
+
+    def RegisterResource(self, request):  # the gRPC method, hence the name
+        self.requests[self.make_urn(request.parent, request.type, request.name)] = request
+        return super().RegisterResource(request)
+
+
 @dataclass
 class Run:
     stack: str
@@ -48,6 +68,7 @@ class Run:
     resources: list[pulumi.runtime.MockResourceArgs]
     urns: list[str]
     outputs: dict[str, Any]
+    requests: dict[str, Any]
 
     def of_type(self, typ: str) -> list[pulumi.runtime.MockResourceArgs]:
         return [r for r in self.resources if r.typ == typ]
@@ -66,12 +87,9 @@ def stack_config(stack: str) -> dict[str, Any]:
     return config
 
 
-@pytest.fixture(scope="module", params=STACKS)
-def run(request) -> Run:
-    stack = request.param
-    config = stack_config(stack)
+def run_program(stack: str, config: dict[str, Any]) -> Run:
     mocks = RecordingMocks()
-    monitor = MockMonitor(mocks)
+    monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config({k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()})
     outputs: dict[str, Any] = {}
@@ -87,7 +105,14 @@ def run(request) -> Run:
         program()
     finally:
         sys.path.remove(str(PULUMI_DIR))
-    return Run(stack, config, mocks.resources, list(monitor.resources), outputs)
+    return Run(stack, config, mocks.resources, list(monitor.resources), outputs, monitor.requests)
+
+
+@pytest.fixture(scope="module", params=STACKS)
+def run(request) -> Run:
+    config = stack_config(request.param)
+    config.update({f"{PROJECT}:{k}": v for k, v in REGISTRY_SECRETS.items()})
+    return run_program(request.param, config)
 
 
 @pytest.fixture(scope="module")
@@ -112,6 +137,7 @@ def test_one_component_per_concern(run):
         component["namespaces"]: {(NAMESPACE, n) for n in namespaces},
         component["strimzi"]: {(RELEASE, "strimzi")},
         component["spark-operator"]: {(RELEASE, "spark-operator")},
+        component["schema-registry"]: {(SECRET, "schema-registry-users"), (SECRET, "schema-registry-tls")},
         component["patterns"]: {(RELEASE, "patterns")},
     }
 
@@ -198,3 +224,86 @@ def test_registry_settings_override_the_values_file(cat):
     assert settings.chart_values["spark"]["image"]["repository"] == "reg.example/spark"
     assert settings.chart_values["connect"]["build"]["image"] == "reg.example/connect:1"
     assert settings.chart_values["spark"]["driver"]["memory"] == "2g", "the rest of the values file stays"
+
+
+def registry_values() -> dict[str, Any]:
+    return yaml.safe_load((ROOT / "helm" / "kafka-patterns" / "values.yaml").read_text())["schemaRegistry"]
+
+
+def secret_named(run: Run, name: str) -> tuple[str, dict[str, Any]]:
+    """The URN and inputs of the Secret resource `name`, its stringData unwrapped: it must
+    reach the engine marked secret (the envelope the mocks keep)."""
+    urns = [urn for urn in run.urns if urn.endswith(f"::{name}") and SECRET in urn]
+    assert len(urns) == 1, f"expected one Secret resource {name}, found {len(urns)}"
+    inputs = dict(next(r.inputs for r in run.of_type(SECRET) if r.name == name))
+    envelope = inputs["stringData"]
+    assert envelope.get(rpc._special_sig_key) == rpc._special_secret_sig, f"{name}: stringData is not secret"
+    inputs["stringData"] = envelope["value"]
+    return urns[0], inputs
+
+
+def test_the_registry_users_secret_holds_digests_and_roles_never_a_password(run):
+    values = registry_values()
+    _, inputs = secret_named(run, "schema-registry-users")
+    assert inputs["metadata"]["name"] == values["users"]["secret"]
+    assert inputs["metadata"]["namespace"] == run.config[f"{PROJECT}:namespace"]
+    properties = inputs["stringData"][values["users"]["key"]]
+
+    def md5(text: str) -> str:
+        return hashlib.md5(text.encode()).hexdigest()
+
+    admin, reader = REGISTRY_SECRETS["schemaRegistryAdminPassword"], REGISTRY_SECRETS["schemaRegistryReaderPassword"]
+    # As role schema_registry writes them: HEX(MD5(user:Quarkus:password)).
+    assert properties.splitlines() == [
+        f"quarkus.security.users.embedded.users.registry-admin={md5('registry-admin:Quarkus:' + admin)}",
+        "quarkus.security.users.embedded.roles.registry-admin=writer,reader",
+        f"quarkus.security.users.embedded.users.registry-reader={md5('registry-reader:Quarkus:' + reader)}",
+        "quarkus.security.users.embedded.roles.registry-reader=reader",
+    ]
+    everything = json.dumps([r.inputs for r in run.resources]) + json.dumps(run.outputs, default=str)
+    assert admin not in everything and reader not in everything
+
+
+def test_the_registry_tls_secret_holds_the_configured_pem(run):
+    _, inputs = secret_named(run, "schema-registry-tls")
+    assert inputs["metadata"]["name"] == registry_values()["tls"]["secret"]
+    assert inputs["metadata"]["namespace"] == run.config[f"{PROJECT}:namespace"]
+    assert inputs["type"] == "kubernetes.io/tls"
+    assert inputs["stringData"] == {"tls.crt": CERT, "tls.key": KEY}
+
+
+def test_the_registry_secrets_are_secret_and_made_before_the_chart(run):
+    # depends_on of the chart's component: its Release is registered after these exist.
+    chart_urn = next(u for u in run.urns if u.endswith("$kafka-patterns:index:PatternsChart::patterns"))
+    for name in ("schema-registry-users", "schema-registry-tls"):
+        urn, _ = secret_named(run, name)
+        assert {"data", "stringData"} <= set(run.requests[urn].additionalSecretOutputs)
+        assert urn in run.requests[chart_urn].dependencies, f"the chart does not wait for {name}"
+    assert run.release("patterns")["values"].get("schemaRegistry", {}).get("enabled", True) is True
+    assert run.outputs["schema_registry"] is True
+
+
+@pytest.mark.parametrize(("key", "value", "says"), [
+    ("schemaRegistryReaderPassword", None, "is not set"),
+    ("schemaRegistryAdminPassword", "", "does not hold"),
+    ("schemaRegistryTlsCert", KEY, "does not hold a PEM certificate"),
+    ("schemaRegistryTlsKey", None, "is not set"),
+])
+def test_a_missing_or_wrong_registry_key_fails_fast_naming_it(key, value, says):
+    config = stack_config("dev")
+    config.update({f"{PROJECT}:{k}": v for k, v in REGISTRY_SECRETS.items() if k != key})
+    if value is not None:
+        config[f"{PROJECT}:{key}"] = value
+    with pytest.raises(pulumi.RunError, match=f"{PROJECT}:{key} {says}") as failed:
+        run_program("dev", config)
+    assert "pulumi config set --secret " + key in str(failed.value)
+    assert "schemaRegistryEnabled false" in str(failed.value)
+
+
+def test_disabling_the_registry_needs_no_secret_and_turns_it_off_in_the_chart():
+    config = stack_config("dev") | {f"{PROJECT}:schemaRegistryEnabled": "false"}
+    run = run_program("dev", config)
+    assert run.of_type(SECRET) == []
+    assert not any("SchemaRegistrySecrets" in urn for urn in run.urns)
+    assert run.release("patterns")["values"]["schemaRegistry"] == {"enabled": False}
+    assert run.outputs["schema_registry"] is False
