@@ -11,13 +11,15 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from bench import pipeline, plots, report, runner, security_cost, stages, topics
-from bench.grid import grid
+from bench import ceiling, pipeline, plots, report, runner, security_cost, stages, topics
+from bench.grid import MODES, grid
 from bench.plaintext_cluster import PlaintextCluster
 from kafka_patterns import console
 from kafka_patterns.catalogue import ROOT
 
 RESULTS = Path(__file__).resolve().parent / "results"
+# Where the local Kafka nodes keep their data: the disk the ceiling is measured on.
+DATA_DIR = ROOT / ".run"
 
 
 def host() -> dict:
@@ -75,11 +77,19 @@ def main(argv: list[str] | None = None) -> int:
     parts = [f"{len(cells)} cells"] * bool(cells) + ["the pipeline jobs and stages"] * with_pipeline \
         + ["the security cost"] * with_security
     runner.progress(f"{'QUICK' if a.quick else 'full'} benchmark {stamp}: {', then '.join(parts)}")
+    disk = None
+    if cells:
+        runner.progress(f"measuring the disk's synced write bandwidth ({ceiling.PROBE_MIB} MiB in {DATA_DIR})")
+        disk = ceiling.disk_sync_write_mb_s(DATA_DIR)
+        runner.progress(f"disk: {disk:,.0f} MiB/s synced; the RF 3 ceiling of one host is {disk / 3:,.0f} MiB/s")
     try:
         measurements = runner.run_cells(cells, run)
     finally:
         topics.delete(topics.leftovers(run))
-    results = {"started": stamp, "quick": a.quick, "host": host(),
+    results = {"started": stamp, "quick": a.quick, "host": {**host(), "disk_sync_write_mb_s": disk},
+               # The produce table's figures (the main grid), not the growth cells.
+               "ceiling": ceiling.furthest([m for m in measurements if m["cell"] in [asdict(c) for c in g.main]],
+                                           disk, {m: rf for m, (rf, _) in MODES.items()}),
                "grid": {section: [asdict(c) for c in getattr(g, section)] if cells else []
                         for section in ("main", "counts", "partitions")},
                "measurements": measurements}

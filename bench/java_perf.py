@@ -38,18 +38,21 @@ def _run(cmd: list[str], timeout: float, what: str) -> tuple[str, float]:
 
 # "100000 records sent, 45045.0 records/sec (4.30 MB/sec), 512.34 ms avg latency, 900.00 ms max
 #  latency, 480 ms 50th, 850 ms 95th, 890 ms 99th, 899 ms 99.9th."
+# With --warmup-records a second summary follows: "900000 steady state records sent, ...".
 FINAL_PRODUCER = re.compile(
-    r"(?P<records>\d+) records sent, (?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
+    r"(?P<records>\d+)(?P<steady> steady state)? records sent, (?P<rps>[\d.]+) records/sec "
+    r"\((?P<mbps>[\d.]+) MB/sec\), "
     r"(?P<avg>[\d.]+) ms avg latency, (?P<max>[\d.]+) ms max latency, (?P<p50>\d+) ms 50th, "
     r"(?P<p95>\d+) ms 95th, (?P<p99>\d+) ms 99th")
 
 
 def parse_producer(stdout: str) -> dict[str, float]:
-    """The final summary line of ProducerPerformance (the last match: interim lines differ)."""
+    """The summary of ProducerPerformance: its steady-state line when it printed one (a
+    run with warm-up records), else its final summary line (interim lines differ)."""
     matches = list(FINAL_PRODUCER.finditer(stdout))
     if not matches:
         raise ValueError(f"no ProducerPerformance summary in: {stdout.strip()[-400:]!r}")
-    m = matches[-1]
+    m = next((m for m in matches if m["steady"]), matches[-1])
     return {"records": int(m["records"]), "records_per_s": float(m["rps"]), "mb_per_s": float(m["mbps"]),
             "latency_avg_ms": float(m["avg"]), "latency_p50_ms": float(m["p50"]),
             "latency_p99_ms": float(m["p99"])}
@@ -80,12 +83,15 @@ def _connection(bootstrap: str | None) -> list[str]:
 
 
 def produce(topic: str, count: int, size: int, props: dict[str, str],
-            bootstrap: str | None = None) -> dict[str, float]:
+            bootstrap: str | None = None, warmup: int = 0) -> dict[str, float]:
+    """`warmup` records first whose figures are left out (--warmup-records: JVM start,
+    JIT, metadata and the idempotent producer id count against them, not the figure)."""
     cmd = [*java_command(PRODUCER), *_connection(bootstrap), "--topic", topic,
            "--num-records", str(count), "--record-size", str(size), "--throughput", "-1",
+           *(["--warmup-records", str(warmup)] if warmup else []),
            "--command-property", *[f"{k}={v}" for k, v in props.items()]]
     out, wall = _run(cmd, timeout=120 + count / 2_000, what="ProducerPerformance")
-    return {**parse_producer(out), "wall_s": wall}
+    return {**parse_producer(out), "wall_s": wall, "warmup_records": warmup}
 
 
 def consume(topic: str, count: int, group: str, bootstrap: str | None = None) -> dict[str, float]:

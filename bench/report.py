@@ -8,8 +8,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from bench import stats
-from bench.grid import SIZES
+from bench import ceiling, stats
+from bench.grid import MODES, SIZES
 from bench.stats import fmt, fmt_ratio, ratio
 
 
@@ -29,17 +29,36 @@ def _mbps(m: dict | None) -> float | None:
     return None if m is None else m.get("mb_per_s")
 
 
+def _busy(m: dict | None) -> str:
+    return "-" if m is None or m.get("cpu_busy") is None else f"{m['cpu_busy']:.0%}"
+
+
 def produce_table(results: dict) -> tuple[list[str], list[list]]:
     ms, main = results["measurements"], results["grid"]["main"]
+    disk = results.get("host", {}).get("disk_sync_write_mb_s")
     rows = []
     for c in main:
         cell = {k: c[k] for k in ("size", "mode", "partitions", "count")}
         j, p = find(ms, "produce", "java", **cell), find(ms, "produce", "python", **cell)
+        rf = MODES[c["mode"]][0]
         rows.append([f"{c['size']} B", c["mode"], fmt(_rps(j)), fmt(_mbps(j), 1), fmt(_rps(p)), fmt(_mbps(p), 1),
                      fmt_ratio(ratio(_rps(p), _rps(j))),
-                     f"{fmt(j and j.get('latency_p99_ms'))} / {fmt(p and p.get('latency_p99_ms'))}"])
+                     f"{fmt(j and j.get('latency_p99_ms'))} / {fmt(p and p.get('latency_p99_ms'))}",
+                     fmt_ratio(ceiling.fraction_of_ceiling(_mbps(j), disk, rf)),
+                     fmt_ratio(ceiling.fraction_of_ceiling(_mbps(p), disk, rf)), f"{_busy(j)} / {_busy(p)}"])
     return (["record", "mode", "Java rec/s", "Java MB/s", "Python rec/s", "Python MB/s", "Python/Java",
-             "p99 ms Java/Py"], rows)
+             "p99 ms Java/Py", "Java/ceiling", "Py/ceiling", "CPU busy Java/Py"], rows)
+
+
+def ceiling_table(results: dict) -> tuple[list[str], list[list]]:
+    """The disk's synced write bandwidth, and the produce figure furthest from its ceiling, with why."""
+    disk, far = results.get("host", {}).get("disk_sync_write_mb_s"), results.get("ceiling")
+    if disk is None or far is None:
+        return [], []
+    cell = far["cell"]
+    return (["disk synced MB/s", "RF 3 ceiling MB/s", "furthest from its ceiling", "MB/s", "of ceiling", "why"],
+            [[fmt(disk), fmt(disk / 3), f"{far['tool']} {cell['size']} B {cell['mode']}", fmt(far["mb_per_s"], 1),
+              fmt_ratio(far["fraction"]), far["reason"]]])
 
 
 def durability_table(results: dict) -> tuple[list[str], list[list]]:
@@ -142,6 +161,8 @@ def security_table(results: dict) -> tuple[list[str], list[list]]:
 
 SECTIONS = (
     ("Produce (records/s, MB/s; Python = confluent-kafka via kafka_patterns.clients)", produce_table),
+    ("One host's ceiling (the disk's synced write bandwidth, measured in this run, divided by the replication "
+     "factor: RF 3 on one host writes every byte three times) and the figure furthest from it", ceiling_table),
     ("Durability cost (RF 3 acks=all + idempotence vs RF 1 acks=1)", durability_table),
     ("Consume (whole topic; Java = fetch rate without group join)", consume_table),
     ("Growth with record count (100 B, RF 3 acks=all)", lambda r: growth_table(r, "counts")),

@@ -237,3 +237,45 @@ def test_the_batches_table_names_each_query_of_each_measurement():
                                      ["clean (micro-batch)", "pipeline-clean-main"]]
     assert rows[0][headers.index("addBatch")] == "50" and rows[0][headers.index("state commit")] == "5"
     assert report.batches_table in [build for _, build in report.SECTIONS]
+
+
+def test_a_run_with_warm_up_records_reports_its_steady_state_line():
+    out = PRODUCER_OUT + ("80000 steady state records sent, 60000.5 records/sec (5.72 MB/sec), 300.00 ms avg "
+                          "latency, 700.00 ms max latency, 280 ms 50th, 600 ms 95th, 650 ms 99th, 690 ms 99.9th.\n")
+    r = java_perf.parse_producer(out)
+    assert (r["records"], r["records_per_s"], r["latency_p99_ms"]) == (80000, 60000.5, 650.0)
+    assert java_perf.parse_producer(PRODUCER_OUT)["records"] == 100000  # no warm-up: the final line
+
+
+def test_a_produce_figure_is_a_fraction_of_the_disk_bandwidth_over_its_replication_factor():
+    from bench import ceiling
+
+    assert ceiling.fraction_of_ceiling(10.0, 90.0, 3) == pytest.approx(10 / 30)
+    assert ceiling.fraction_of_ceiling(10.0, None, 3) is None
+    r = _results() | {"host": {"disk_sync_write_mb_s": 300.0}}
+    headers, rows = report.produce_table(r)
+    assert rows[0][headers.index("Java/ceiling")] == "0.01x"  # 1 MB/s of a 100 MB/s RF 3 ceiling
+
+
+def test_the_furthest_figure_is_named_with_the_cpu_as_the_reason_when_the_cores_were_busy():
+    from bench import ceiling
+
+    cell = {"size": 100, "mode": "rf3-acks-all", "partitions": 6, "count": 1000}
+    ms = [{"cell": cell, "op": "produce", "tool": "java", "mb_per_s": 20.0, "cpu_busy": 0.97},
+          {"cell": cell, "op": "produce", "tool": "python", "mb_per_s": 30.0, "cpu_busy": 0.5},
+          {"cell": cell, "op": "consume", "tool": "java", "mb_per_s": 1.0}]
+    far = ceiling.furthest(ms, 300.0, {"rf3-acks-all": 3})
+    assert (far["tool"], far["fraction"]) == ("java", pytest.approx(0.2)) and far["reason"].startswith("CPU: ")
+    ms[0]["cpu_busy"] = 0.4
+    assert ceiling.furthest(ms, 300.0, {"rf3-acks-all": 3})["reason"].startswith("neither the disk nor the CPU")
+    assert ceiling.furthest(ms, None, {"rf3-acks-all": 3}) is None
+
+
+def test_the_disk_probe_and_the_cpu_sampler_measure_something(tmp_path):
+    from bench import ceiling
+
+    assert ceiling.disk_sync_write_mb_s(tmp_path, mib=4) > 0
+    assert not list(tmp_path.iterdir()), "the probe file is removed"
+    with ceiling.CpuBusy() as cpu:
+        sum(range(200_000))
+    assert cpu.fraction is None or 0.0 <= cpu.fraction <= 1.0

@@ -152,15 +152,25 @@ def read_stream(spark: SparkSession, topics: list[str], starting_offsets: str = 
             .options(**options).load())
 
 
+# A bounded read wants throughput: fetches of up to 4 MB per partition (the consumer's
+# default is 1 MB), a 1 MB socket buffer (64 KB) and 5,000 records per poll (500) read
+# 2-3 times the records/s of the defaults here (make bench: Spark source against
+# ConsumerPerformance). Larger (10 MB, 100,000 records per poll) ran a local driver's
+# heap out of memory with six partitions read at once.
+BATCH_READ_OPTIONS = {"kafka.max.partition.fetch.bytes": "4194304", "kafka.receive.buffer.bytes": "1048576",
+                      "kafka.max.poll.records": "5000"}
+
+
 def read_batch(spark: SparkSession, topics: list[str], starting: str | dict = "earliest",
                ending: str | dict = "latest", **options: str) -> DataFrame:
-    """A bounded read of an offset range (dicts are {topic: {partition: offset}})."""
+    """A bounded read of an offset range (dicts are {topic: {partition: offset}}), with
+    BATCH_READ_OPTIONS unless `options` say otherwise."""
     def as_option(o):
         return o if isinstance(o, str) else json.dumps({t: {str(p): v for p, v in ps.items()} for t, ps in o.items()})
 
     return (spark.read.format("kafka").options(**kafka_options())
             .option("subscribe", ",".join(topics)).option("startingOffsets", as_option(starting))
-            .option("endingOffsets", as_option(ending)).options(**options).load())
+            .option("endingOffsets", as_option(ending)).options(**{**BATCH_READ_OPTIONS, **options}).load())
 
 
 def event_time(ts_ms: Column) -> Column:

@@ -1,0 +1,80 @@
+"""What one host allows the produce figures: the disk's synced write bandwidth, measured
+in the run where the Kafka nodes keep their data, and the CPU each measurement kept busy.
+Replication factor N on one host writes every byte N times to that disk, so a produce
+figure's ceiling is the bandwidth / N (the brokers do not fsync each write, so the page
+cache may let a short burst beat it; a sustained run cannot)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from bench import stats
+
+PROBE_MIB = 256
+
+
+def disk_sync_write_mb_s(directory: Path, mib: int = PROBE_MIB) -> float:
+    """MiB/s of writing `mib` MiB of incompressible data to a file in `directory` and
+    fsyncing it, the file removed afterwards."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f".bench-disk-probe-{os.getpid()}"
+    block = os.urandom(1 << 20)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        t0 = time.monotonic()
+        for _ in range(mib):
+            os.write(fd, block)
+        os.fsync(fd)
+        seconds = time.monotonic() - t0
+    finally:
+        os.close(fd)
+        path.unlink(missing_ok=True)
+    return mib / seconds
+
+
+def cpu_times() -> tuple[int, int]:
+    """(busy, total) jiffies of all CPUs since boot (/proc/stat); idle and iowait are not busy."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return sum(fields) - idle, sum(fields)
+
+
+class CpuBusy:
+    """with CpuBusy() as cpu: ...  -> cpu.fraction, the host's CPUs busy over the block
+    (1.0 = every core busy all the time)."""
+
+    def __enter__(self) -> CpuBusy:
+        self._start = cpu_times()
+        self.fraction: float | None = None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        busy, total = (now - then for now, then in zip(cpu_times(), self._start, strict=True))
+        self.fraction = busy / total if total else None
+
+
+def fraction_of_ceiling(mb_per_s: float | None, disk_mb_s: float | None, replication_factor: int) -> float | None:
+    """A produce figure as a fraction of the host's ceiling for its replication factor."""
+    return stats.ratio(mb_per_s, None if disk_mb_s is None else disk_mb_s / replication_factor)
+
+
+def furthest(measurements: list[dict], disk_mb_s: float | None, replication: dict[str, int]) -> dict | None:
+    """The produce measurement furthest below its ceiling, with why: the CPU when the
+    host's cores were (nearly) saturated during it, else the client's batching and
+    request round trips (acks=all waits for the followers' fetch)."""
+    scored = [(fraction_of_ceiling(m.get("mb_per_s"), disk_mb_s, replication[m["cell"]["mode"]]), m)
+              for m in measurements if m["op"] == "produce"]
+    scored = [(f, m) for f, m in scored if f is not None]
+    if not scored:
+        return None
+    fraction, m = min(scored, key=lambda fm: fm[0])
+    busy = m.get("cpu_busy")
+    if busy is not None and busy >= 0.9:
+        reason = (f"CPU: the host's cores were {busy:.0%} busy during it (three brokers, their replication and "
+                  "the client on one host), so the disk was never the bound")
+    else:
+        reason = (f"neither the disk nor the CPU ({'-' if busy is None else f'{busy:.0%}'} busy): the client's "
+                  "batches and request round trips (acks=all waits until the followers have fetched) bound it")
+    return {"tool": m["tool"], "cell": m["cell"], "mb_per_s": m["mb_per_s"], "fraction": fraction, "reason": reason}
