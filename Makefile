@@ -211,7 +211,7 @@ kube-stack: setup ## print the stack make deploy/destroy/k8s-status use when STA
 test-iac: setup ## chart render + schema validation, Pulumi mocks, Ansible syntax-check/lint (no cluster)
 	@HELM=$(HELM) $(PYTEST) $(ROOT)/tests/iac
 
-image: setup ## the Spark and spark-operator images, built with podman (no Docker engine), loaded into the local cluster if it runs
+image: setup ## the Spark, spark-operator and schema registry images, built with podman (no Docker engine), loaded into the local cluster if it runs
 	@$(call quietly,image,make image,$(PLAYBOOK) $(ROOT)/ansible/playbooks/image.yml)
 	@$(PY) $(TOOLS)/built_images.py
 

@@ -154,6 +154,7 @@ CHART_VALUES: dict[str, Any] = {
         "image": _obj({"repository": {"type": "string", "minLength": 1}, "tag": STR,
                        "pullPolicy": {"enum": ["Always", "IfNotPresent", "Never"]}}, ["repository"]),
         "port": PORT,
+        "runAsUser": {"type": "integer", "minimum": 1},
         "javaOpts": STR,
         "tls": _obj({"secret": NAME}, ["secret"]),
         "users": _obj({"secret": NAME, "key": {"type": "string", "pattern": "^[-._a-zA-Z0-9]+$"}}, ["secret", "key"]),
