@@ -50,7 +50,8 @@ def images() -> dict[str, dict]:
     if not MANIFEST.is_file():
         pytest.fail(f"no images built in this checkout ({MANIFEST} is missing): run make image")
     built = {i["name"]: i for i in json.loads(MANIFEST.read_text())}
-    assert set(built) == {"kafka-patterns-spark", "kafka-patterns-spark-operator"}, built
+    assert set(built) == {"kafka-patterns-spark", "kafka-patterns-spark-operator",
+                          "kafka-patterns-schema-registry"}, built
     for image in built.values():
         assert Path(image["tarball"]).is_file(), f"{image['tarball']} is missing: run make image"
     return built
@@ -281,6 +282,18 @@ def test_operator_image_has_spark_submit_and_a_writable_cert_dir(run: Run) -> No
                  entrypoint="/bin/bash"))
     assert out.split()[:3] == ["185", "certs-writable", "/usr/bin/tini"]
     assert f"version {SPARK_VERSION}" in out
+
+
+# --- the schema registry image ------------------------------------------------------------
+
+def test_registry_image_runs_the_distribution_on_java_21_as_an_unprivileged_user(run: Run) -> None:
+    out = ok(run("kafka-patterns-schema-registry", "-c",
+                 "id -u; /opt/java/bin/java -version 2>&1 | head -1; ls /opt/apicurio-registry/quarkus-run.jar",
+                 entrypoint="/bin/sh"))
+    uid, java, jar = out.splitlines()[:3]
+    assert uid == "1001"
+    assert re.search(r'version "21[.]', java), java
+    assert jar == "/opt/apicurio-registry/quarkus-run.jar"
 
 
 # --- the local cluster -------------------------------------------------------------------
