@@ -12,13 +12,14 @@ import json
 import os
 import re
 import subprocess
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kafka_patterns import clients, deadletters, readings, streaming_metrics
+from kafka_patterns import clients, deadletters, readings, schema_tags, streaming_metrics
 from kafka_patterns.catalogue import ROOT, versions
 
 
@@ -92,10 +93,20 @@ def _launch_logging_driver(conf: dict[str, str], log: Path) -> None:
     SparkContext._ensure_initialized(gateway=gateway)
 
 
+# Threads that start jobs at once (the bench's JobThreads, a scenario's stages) share one
+# session: without the lock each found none yet and launched a driver JVM of its own.
+_session_lock = threading.Lock()
+
+
 def session(app_name: str) -> SparkSession:
     """The active session, or a new local one (spark-submit/the operator set the master).
     A new session exports its streaming progress as Prometheus metrics of job `app_name`
     when KP_METRICS_PORT is set (streaming_metrics)."""
+    with _session_lock:
+        return _session(app_name)
+
+
+def _session(app_name: str) -> SparkSession:
     # The active session of this thread, else the process's (a scenario's thread): asking
     # the builder for it again would warn that its settings cannot apply any more.
     active = SparkSession.getActiveSession() or SparkSession._instantiatedSession
@@ -144,12 +155,17 @@ def kafka_options() -> dict[str, str]:
             **{f"kafka.{k}": v for k, v in java_client_settings(clients.security_settings()).items()}}
 
 
+def _headers_option(topics: list[str]) -> dict[str, str]:
+    return {"includeHeaders": "true"} if schema_tags.checked(topics) else {}
+
+
 def read_stream(spark: SparkSession, topics: list[str], starting_offsets: str = "earliest",
                 **options: str) -> DataFrame:
-    """A streaming DataFrame over topics (startingOffsets applies to a new checkpoint only)."""
+    """A streaming DataFrame over topics (startingOffsets applies to a new checkpoint only),
+    with the records' headers where their schema tags are checked (parse_readings)."""
     return (spark.readStream.format("kafka").options(**kafka_options())
             .option("subscribe", ",".join(topics)).option("startingOffsets", starting_offsets)
-            .options(**options).load())
+            .options(**_headers_option(topics), **options).load())
 
 
 # A bounded read wants throughput: fetches of up to 4 MB per partition (the consumer's
@@ -164,13 +180,15 @@ BATCH_READ_OPTIONS = {"kafka.max.partition.fetch.bytes": "4194304", "kafka.recei
 def read_batch(spark: SparkSession, topics: list[str], starting: str | dict = "earliest",
                ending: str | dict = "latest", **options: str) -> DataFrame:
     """A bounded read of an offset range (dicts are {topic: {partition: offset}}), with
-    BATCH_READ_OPTIONS unless `options` say otherwise."""
+    the records' headers where tags are checked, and BATCH_READ_OPTIONS unless `options`
+    say otherwise."""
     def as_option(o):
         return o if isinstance(o, str) else json.dumps({t: {str(p): v for p, v in ps.items()} for t, ps in o.items()})
 
     return (spark.read.format("kafka").options(**kafka_options())
             .option("subscribe", ",".join(topics)).option("startingOffsets", as_option(starting))
-            .option("endingOffsets", as_option(ending)).options(**{**BATCH_READ_OPTIONS, **options}).load())
+            .option("endingOffsets", as_option(ending))
+            .options(**{**BATCH_READ_OPTIONS, **_headers_option(topics), **options}).load())
 
 
 def event_time(ts_ms: Column) -> Column:
@@ -226,16 +244,20 @@ def _contract_error() -> Column:
 
 def parse_readings(records: DataFrame) -> DataFrame:
     """Kafka records -> one row per record with the reading's fields, `error` naming why
-    the value breaks the reading contract (null for a valid reading; the fields of an
+    the value breaks the reading contract, or, where a registry is configured, why its
+    schema tag refuses it (schema_tags; null for a valid reading; the fields of an
     invalid one are not to be used), the record's topic/partition/offset, and `raw`, its
     value's bytes as they came (what a dead letter carries)."""
+    # Records without headers (read without includeHeaders) carry no tag to check.
+    known = schema_tags.known_ids() if "headers" in records.columns else None
     parsed = records.select(
         F.col("key").cast("string").alias("key"), F.col("value").alias("raw"),
         "topic", "partition", "offset", F.col("timestamp").alias("kafka_ts"), "value",
-        F.expr("try_parse_json(cast(value as string))").alias("v"))
+        F.expr("try_parse_json(cast(value as string))").alias("v"), *(["headers"] if known else []))
     fields = [F.expr(f"try_variant_get(v, '$.{f}', '{_SQL_TYPE[k]}')").alias(f) for f, k in readings.KINDS.items()]
-    return (parsed.select("*", *fields, _contract_error().alias("error"))
-            .drop("v", "value"))
+    error = _contract_error() if known is None else schema_tags.tag_errors(_contract_error(), known)
+    return (parsed.select("*", *fields, error.alias("error"))
+            .drop("v", "value", "headers"))
 
 
 def valid_only(parsed: DataFrame) -> DataFrame:
