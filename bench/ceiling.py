@@ -55,6 +55,39 @@ class CpuBusy:
         self.fraction = busy / total if total else None
 
 
+def process_cpu_seconds(pid: int | None) -> float | None:
+    """CPU seconds (user + system) process `pid` has used since it started, None when
+    it cannot be read (/proc/<pid>/stat)."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuUse(CpuBusy):
+    """with CpuUse(pid) as cpu: ...  -> cpu.fraction as CpuBusy, and cpu.cores, the CPU
+    process `pid` (the Spark driver running the jobs) used over the block in cores (1.0
+    = one core all the time; None when unknown)."""
+
+    def __init__(self, pid: int | None):
+        self.pid = pid
+
+    def __enter__(self) -> CpuUse:
+        super().__enter__()
+        self._t0, self._cpu0 = time.monotonic(), process_cpu_seconds(self.pid)
+        self.cores: float | None = None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        super().__exit__(*exc)
+        cpu, seconds = process_cpu_seconds(self.pid), time.monotonic() - self._t0
+        if cpu is not None and self._cpu0 is not None and seconds > 0:
+            self.cores = (cpu - self._cpu0) / seconds
+
+
 def fraction_of_ceiling(mb_per_s: float | None, disk_mb_s: float | None, replication_factor: int) -> float | None:
     """A produce figure as a fraction of the host's ceiling for its replication factor."""
     return stats.ratio(mb_per_s, None if disk_mb_s is None else disk_mb_s / replication_factor)

@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from bench import stats
+from bench import ceiling, stats
 from bench.runner import progress
 from kafka_patterns import catalogue, clients, credentials, pg, runner
 from kafka_patterns.readings import Reading, station_of
@@ -130,6 +130,15 @@ def wait_for_count(count, total: int, threads: list[JobThread], timeout: float, 
         raise RuntimeError(f"{dead[0].job} stopped: {dead[0].error}")
 
 
+def spark_driver_pid() -> int | None:
+    """The pid of this process's Spark driver JVM, which runs every JobThread's queries
+    (None when it is not a child this process launched)."""
+    from pyspark import SparkContext
+
+    proc = getattr(SparkContext._gateway, "proc", None)
+    return getattr(proc, "pid", None)
+
+
 def batch_breakdowns() -> dict[str, dict]:
     """Where each running query's micro-batches spend their time (stats.batch_breakdown),
     by query name: read while the jobs still run, from the Spark session they share
@@ -213,7 +222,8 @@ def measure(target: Target, rate: int, seconds: int, burst: int) -> dict:
         wait_for(WARMUP, 180, "warm-up readings in the sink")
         n = rate * seconds
         progress(f"{target.name}: feeding {n:,} readings at {rate:,}/s for {seconds} s")
-        sent = feed(topic, run, WARMUP, n, rate)
+        with ceiling.CpuUse(spark_driver_pid()) as cpu:
+            sent = feed(topic, run, WARMUP, n, rate)
         # The burst follows at once (the fixed-rate readings were sent before it, so their
         # arrivals are not delayed by it); waiting for them first would double the wait.
         progress(f"{target.name}: burst of {burst:,} readings as fast as possible")
@@ -238,6 +248,7 @@ def measure(target: Target, rate: int, seconds: int, burst: int) -> dict:
             "fed_seconds": seconds, "latency_p50_ms": stats.percentile(latencies, 50),
             "latency_p99_ms": stats.percentile(latencies, 99), "burst_records": burst,
             "sink_records_per_s": stats.rate(burst, drain), "flowing_records_per_s": flowing, "batches": batches,
+            "cpu_busy": cpu.fraction, "spark_cores": cpu.cores,
             "note": f"burst of {burst:,}; trigger {TRIGGER_SECONDS} s"
                     + (f"; real-time mode: {', '.join(target.real_time)}" if target.real_time else "")}
 

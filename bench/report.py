@@ -111,14 +111,15 @@ def pipeline_table(results: dict) -> tuple[list[str], list[list]]:
     rows = []
     for p in results.get("pipeline", []):
         if not p.get("available"):
-            rows.append([p["job"], "not available", "-", "-", "-", "-", "-", p.get("reason", "")])
+            rows.append([p["job"], "not available", "-", "-", "-", "-", "-", "-", "-", p.get("reason", "")])
             continue
+        cores = p.get("spark_cores")
         rows.append([p["job"], fmt(p.get("input_rate")), fmt(p.get("latency_p50_ms")), fmt(p.get("latency_p99_ms")),
                      fmt(p.get("sink_records_per_s")), fmt(p.get("flowing_records_per_s")),
                      fmt_ratio(ratio(p.get("sink_records_per_s"), p.get("raw_consume_records_per_s"))),
-                     p.get("note", "")])
+                     _busy(p), "-" if cores is None else f"{cores:.2f}", p.get("note", "")])
     return (["job", "input rec/s", "e2e p50 ms", "e2e p99 ms", "burst rec/s", "flowing rec/s", "burst/raw Spark",
-             "note"], rows)
+             "host CPU busy", "Spark cores", "note"], rows)
 
 
 def stages_table(results: dict) -> tuple[list[str], list[list]]:
@@ -168,7 +169,9 @@ SECTIONS = (
     ("Growth with record count (100 B, RF 3 acks=all)", lambda r: growth_table(r, "counts")),
     ("Growth with partitions (100 B, RF 3 acks=all)", lambda r: growth_table(r, "partitions")),
     ("Pipeline (e2e = event time -> sink at the fixed input rate; burst rec/s = a burst drained into the sink, "
-     "flowing rec/s = the same once the first of it arrived; raw Spark = the Spark read of 100 B RF 3)",
+     "flowing rec/s = the same once the first of it arrived; raw Spark = the Spark read of 100 B RF 3; host CPU "
+     "busy and Spark cores = the host's CPUs busy and the cores the jobs' Spark driver used while the readings "
+     "were fed at the fixed rate)",
      pipeline_table),
     ("Stateless stages, one hop each, per mode (event time -> read back from the stage's output topic at the fixed "
      "input rate; micro-batch = a trigger every 0.5 s, real-time = Spark's real-time mode)", stages_table),

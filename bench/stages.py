@@ -27,7 +27,7 @@ from bench.runner import progress
 from kafka_patterns import catalogue, clients, runner
 
 MODES = ("micro-batch", "real-time")
-# clean + enrich (+ enrich's dead letters) in real-time mode: 3 queries x 6 partitions.
+# clean + enrich in real-time mode: 2 queries x 6 partitions (and room for a third).
 SLOTS = 32
 
 

@@ -91,7 +91,8 @@ def _results():
             "measurements": ms,
             "pipeline": [{"job": "pipeline-sink", "available": False, "reason": "not there"},
                          {"job": "exactly-once", "available": True, "input_rate": 500, "sink_records_per_s": 2500.0,
-                          "latency_p50_ms": 900.0, "latency_p99_ms": 1500.0, "raw_consume_records_per_s": 10000.0}]}
+                          "latency_p50_ms": 900.0, "latency_p99_ms": 1500.0, "raw_consume_records_per_s": 10000.0,
+                          "cpu_busy": 0.9, "spark_cores": 1.25}]}
 
 
 def test_tables_put_each_ratio_next_to_its_figures():
@@ -107,6 +108,7 @@ def test_tables_put_each_ratio_next_to_its_figures():
     _, pipeline = report.pipeline_table(r)
     assert pipeline[0][1] == "not available"
     assert pipeline[1][4] == "2,500" and pipeline[1][5] == "-" and pipeline[1][6] == "0.25x"
+    assert pipeline[1][7:9] == ["90%", "1.25"]  # host CPU busy, the Spark driver's cores while fed
 
 
 def test_summary_text_has_every_section_with_rows():
@@ -279,3 +281,16 @@ def test_the_disk_probe_and_the_cpu_sampler_measure_something(tmp_path):
     with ceiling.CpuBusy() as cpu:
         sum(range(200_000))
     assert cpu.fraction is None or 0.0 <= cpu.fraction <= 1.0
+
+
+def test_a_process_cpu_use_is_read_in_cores_and_unknown_without_a_process():
+    import os
+
+    from bench import ceiling
+
+    with ceiling.CpuUse(os.getpid()) as cpu:
+        sum(i * i for i in range(300_000))  # some CPU of this process
+    assert cpu.cores is not None and cpu.cores > 0 and 0 <= cpu.fraction <= 1
+    with ceiling.CpuUse(None) as unknown:
+        pass
+    assert unknown.cores is None and ceiling.process_cpu_seconds(None) is None

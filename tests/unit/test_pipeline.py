@@ -35,13 +35,31 @@ def test_latest_profile_per_station_wins_and_tombstones_delete(spark):
     assert got == {"station-1": ("new", "r")}
 
 
-def test_enrich_joins_the_station_profile_and_keeps_readings_without_one(spark, kafka_records):
-    readings = kp_spark.valid_readings(kafka_records([reading(1), reading(2, station="station-9")]))
+def enriched(spark, kafka_records, values) -> dict[str, list]:
+    """pipeline.enrich's rows by topic (enriched.t, dead.t), station-1 with a profile."""
+    parsed = kp_spark.parse_readings(kafka_records(values))
     profiles = spark.createDataFrame([("station-1", "One", "north", 12.0)], pipeline.profile_schema())
-    out = [json.loads(r.value) for r in pipeline.enrich(readings, profiles, "enriched.t").collect()]
+    by_topic: dict[str, list] = {}
+    for r in pipeline.enrich(parsed, profiles, "enriched.t", "dead.t", "pipeline-enrich").collect():
+        by_topic.setdefault(r.topic, []).append(r)
+    return by_topic
+
+
+def test_enrich_joins_the_station_profile_and_keeps_readings_without_one(spark, kafka_records):
+    out = [json.loads(r.value) for r in enriched(spark, kafka_records,
+                                                 [reading(1), reading(2, station="station-9")])["enriched.t"]]
     by_seq = {v["seq"]: v for v in out}
     assert (by_seq[1]["name"], by_seq[1]["region"], by_seq[1]["elevation_m"]) == ("One", "north", 12.0)
     assert by_seq[2].get("name") is None and by_seq[2]["station"] == "station-9"
+
+
+def test_enrich_dead_letters_what_breaks_the_contract_in_the_same_pass(spark, kafka_records):
+    by_topic = enriched(spark, kafka_records, [reading(1), "{oops", reading(2, humidity=140.0)])
+    assert [json.loads(r.value)["seq"] for r in by_topic["enriched.t"]] == [1]
+    letters = [{h.key: bytes(h.value).decode() for h in r.headers} for r in by_topic["dead.t"]]
+    assert sorted(h["reason"] for h in letters) == ["humidity out of range", "not JSON"]
+    assert {h["job"] for h in letters} == {"pipeline-enrich"}
+    assert b"{oops" in [bytes(r.value) for r in by_topic["dead.t"]]
 
 
 def enriched_records(kafka_records, values):
@@ -66,9 +84,11 @@ def test_sink_keeps_the_highest_count_version_of_each_window(kafka_records):
         return {"run": "r1", "station": "station-1", "region": "north", "window_start": T0,
                 "window_end": T0 + 10_000, "n": n, "temperature_sum": total, "temperature_min": 1.0,
                 "temperature_max": 2.0}
-    out = pipeline.final_versions(kafka_records([agg(2, 3.0), agg(5, 8.0), agg(5, 8.0), agg(3, 4.0)])).collect()
-    assert [(r.n, r.temperature_sum) for r in out] == [(5, 8.0)]
-    assert tuple(out[0].asDict()) == pipeline.SINK_COLUMNS
+    rows = pipeline.window_versions(kafka_records([agg(2, 3.0), agg(5, 8.0), agg(5, 8.0), agg(3, 4.0)]))
+    assert tuple(rows.columns) == pipeline.SINK_COLUMNS
+    out = pipeline.final_versions(rows.collect())
+    n, total = pipeline.SINK_COLUMNS.index("n"), pipeline.SINK_COLUMNS.index("temperature_sum")
+    assert [(r[n], r[total]) for r in out] == [(5, 8.0)]
 
 
 def test_no_pipeline_stage_reads_what_it_writes():
@@ -108,13 +128,12 @@ def test_each_stage_writes_what_its_output_topic_schema_declares(spark, kafka_re
     station without a profile included)."""
     from kafka_patterns import catalogue, schemas
 
-    readings = kp_spark.valid_readings(kafka_records([reading(1), reading(2, station="station-9")]))
-    profiles = spark.createDataFrame([("station-1", "One", "north", 12.0)], pipeline.profile_schema())
     stages = scenario.stages()
-    enriched = [json.loads(r.value) for r in pipeline.enrich(readings, profiles, "enriched.t").collect()]
+    by_topic = enriched(spark, kafka_records, [reading(1), reading(2, station="station-9")])
+    enriched_values = [json.loads(r.value) for r in by_topic["enriched.t"]]
     aggregated = [json.loads(r.value) for r in pipeline.aggregate(
         pipeline.parse_enriched(enriched_records(kafka_records, [reading(1), reading(2)])), "agg.t").collect()]
-    for stage, values in (("enrich", enriched), ("aggregate", aggregated)):
+    for stage, values in (("enrich", enriched_values), ("aggregate", aggregated)):
         (topic,) = stages[stage].output_topics
         validator = schemas.validator(catalogue.schema_of(topic))
         assert values and all(validator.is_valid(v) for v in values), (stage, values)

@@ -197,7 +197,10 @@ def postgres_batch_sink(ledger_key: str, table: str, columns: Sequence[str],
     stored (the same reading produced twice) is skipped and counted in the log.
     """
     def write(batch_df, batch_id: int) -> None:
-        rows = [tuple(r) for r in batch_df.select(*columns).toLocalIterator()]
+        # One collect: one Spark job per micro-batch. toLocalIterator ran a job per input
+        # partition, one after the other, and saved no memory here: the rows are held
+        # together anyway, for the one transaction that writes them.
+        rows = [tuple(r) for r in batch_df.select(*columns).collect()]
         with pg.connect() as conn:
             if exactly_once and not pg.claim_batch(conn, ledger := ledger_name(ledger_key), batch_id):
                 log.warning("%s: batch %d already committed, skipped", ledger, batch_id)

@@ -8,11 +8,14 @@ job with its stage in its `args` (--stage clean|enrich|aggregate|sink):
 
 weather.readings --clean--> weather.readings.cleaned (malformed -> weather.deadletter,
 reason in the `reason` header) --enrich--> weather.readings.enriched (joined with the
-station's profile from the compacted topic user.profiles, keyed by station)
+station's profile from the compacted topic user.profiles, keyed by station; what
+breaks the reading contract -> weather.deadletter as in clean)
 --aggregate--> weather.readings.aggregated (count/sum/min/max per run, station and
 10-second event-time window, 1-minute watermark, update mode) --sink--> PostgreSQL
 station_aggregates. No stage reads the topic it writes; the topics between stages
-decouple them (each can stop, restart or scale on its own).
+decouple them (each can stop, restart or scale on its own). Each stage is one streaming
+query: a stage's dead letters leave in the same pass as its output (one read of the
+input per micro-batch, not a second query over the same records).
 
 Guarantees: no stage loses a record (Spark checkpoints the offsets a stage has read
 only after its output is written). The Kafka sinks of the three stages are
@@ -30,6 +33,7 @@ the time-semantics pattern shows and counts them).
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Sequence
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
@@ -97,12 +101,20 @@ def latest_profiles(records: DataFrame) -> DataFrame:
             .where(F.col("station").isNotNull()))
 
 
-def enrich(readings: DataFrame, profiles: DataFrame, topic: str) -> DataFrame:
-    """Valid readings + current profiles -> Kafka sink rows of enriched readings. A
-    reading of a station without a profile passes with null profile fields (pure)."""
-    joined = readings.join(F.broadcast(profiles), "station", "left")
-    value = F.to_json(F.struct(*FIELDS, *PROFILE_FIELDS))
-    return joined.select(F.lit(topic).alias("topic"), F.col("sensor").alias("key"), value.alias("value"))
+def enrich(parsed: DataFrame, profiles: DataFrame, topic: str, deadletter_topic: str, job: str) -> DataFrame:
+    """parse_readings rows + current profiles -> Kafka sink rows in one pass: a valid
+    reading joined with its station's profile to the enriched topic (null profile
+    fields for a station without one), a record that breaks the contract unchanged to
+    the dead-letter topic with its reason in the headers. One query, not a second one
+    for the dead letters reading the same source again (pure)."""
+    joined = parsed.join(F.broadcast(profiles), "station", "left")
+    valid = F.col("error").isNull()
+    value = F.to_json(F.struct(*FIELDS, *PROFILE_FIELDS)).cast("binary")
+    headers = F.array(spark.kafka_header("stage", F.lit("enrich")))
+    return joined.select(F.when(valid, F.lit(topic)).otherwise(F.lit(deadletter_topic)).alias("topic"),
+                         F.when(valid, F.col("sensor")).otherwise(F.col("key")).alias("key"),
+                         F.when(valid, value).otherwise(F.col("raw")).alias("value"),
+                         F.when(valid, headers).otherwise(spark.dead_letter_headers(job)).alias("headers"))
 
 
 # --- stage 3: aggregate -------------------------------------------------------------
@@ -138,13 +150,25 @@ def aggregate(enriched: DataFrame, topic: str) -> DataFrame:
 
 # --- sink ---------------------------------------------------------------------------
 
-def final_versions(records: DataFrame) -> DataFrame:
-    """Kafka records of window aggregates -> one row per (run, station, window): the
-    version with the highest count (counts only grow; duplicates collapse) (pure)."""
-    parsed = (records.select(F.from_json(F.col("value").cast("string"), aggregate_schema()).alias("a")).select("a.*")
-              .where(F.col("run").isNotNull() & F.col("window_start").isNotNull()))
-    best = Window.partitionBy("run", "station", "window_start").orderBy(F.col("n").desc())
-    return parsed.withColumn("i", F.row_number().over(best)).where("i = 1").select(*SINK_COLUMNS)
+def window_versions(records: DataFrame) -> DataFrame:
+    """Kafka records of window aggregates -> their rows (SINK_COLUMNS), every version
+    as it came (pure)."""
+    return (records.select(F.from_json(F.col("value").cast("string"), aggregate_schema()).alias("a")).select("a.*")
+            .where(F.col("run").isNotNull() & F.col("window_start").isNotNull()).select(*SINK_COLUMNS))
+
+
+def final_versions(rows: Iterable[Sequence]) -> list[tuple]:
+    """Window versions (SINK_COLUMNS) -> one per (run, station, window start): the
+    version with the highest count (counts only grow; duplicates collapse) (pure). A
+    sink batch holds a few versions per station window: reduced here, in the driver,
+    not by a Spark window function and the shuffle it would run per micro-batch."""
+    key, n = [SINK_COLUMNS.index(c) for c in ("run", "station", "window_start")], SINK_COLUMNS.index("n")
+    best: dict[tuple, tuple] = {}
+    for row in map(tuple, rows):
+        k = tuple(row[i] for i in key)
+        if k not in best or (row[n] or 0) > (best[k][n] or 0):
+            best[k] = row
+    return list(best.values())
 
 
 def upsert(table: str, rows: list[tuple]) -> None:
@@ -184,11 +208,13 @@ def main(argv: list[str] | None = None) -> int:
                                     job, args))
     elif args.stage == "enrich":
         # Stream-static join with the profiles as cached: read again when the profile
-        # topic grows (kafka_patterns.lookups), not for every micro-batch.
+        # topic grows (kafka_patterns.lookups), not for every micro-batch. Cached as one
+        # partition: each micro-batch broadcasts it again, a job of one task, not one
+        # per shuffle partition.
         (enriched,) = outputs
-        lookup = lookups.CachedLookup(session, job.lookups, latest_profiles)
-        readings, letters = base.valid_readings(records, job, args)
-        queries += [letters, kafka_writer(enrich(readings, lookup.table, enriched), job, args)]
+        lookup = lookups.CachedLookup(session, job.lookups, lambda r: latest_profiles(r).coalesce(1))
+        queries.append(kafka_writer(enrich(spark.parse_readings(records), lookup.table, enriched,
+                                           job.deadletter_topic, job.name), job, args))
     elif args.stage == "aggregate":
         base.refuse_real_time(job, args, "the aggregate stage keeps windows in state")
         (aggregated,) = outputs
@@ -198,9 +224,9 @@ def main(argv: list[str] | None = None) -> int:
         pg.ensure(DDL, table=job.table)
 
         def sink(batch_df, _batch_id: int) -> None:
-            # A batch holds a few window versions per station: one collect, not the job
-            # per shuffle partition toLocalIterator would run.
-            upsert(job.table, [tuple(r) for r in final_versions(batch_df).collect()])
+            # A batch holds a few window versions per station: one collect of the parsed
+            # records (a job without a shuffle), reduced in the driver.
+            upsert(job.table, final_versions(window_versions(batch_df).collect()))
 
         queries.append(base.start(records.writeStream.foreachBatch(sink), job, args))
     try:
