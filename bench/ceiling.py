@@ -10,6 +10,8 @@ import os
 import time
 from pathlib import Path
 
+import psutil
+
 from bench import stats
 
 PROBE_MIB = 256
@@ -34,11 +36,11 @@ def disk_sync_write_mb_s(directory: Path, mib: int = PROBE_MIB) -> float:
     return mib / seconds
 
 
-def cpu_times() -> tuple[int, int]:
-    """(busy, total) jiffies of all CPUs since boot (/proc/stat); idle and iowait are not busy."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
-    return sum(fields) - idle, sum(fields)
+def cpu_times() -> tuple[float, float]:
+    """(busy, total) CPU seconds of all CPUs since boot; idle and iowait are not busy."""
+    times = psutil.cpu_times()
+    total = sum(times)
+    return total - times.idle - getattr(times, "iowait", 0.0), total
 
 
 class CpuBusy:
@@ -57,14 +59,14 @@ class CpuBusy:
 
 def process_cpu_seconds(pid: int | None) -> float | None:
     """CPU seconds (user + system) process `pid` has used since it started, None when
-    it cannot be read (/proc/<pid>/stat)."""
+    it cannot be read."""
     if pid is None:
         return None
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
+        times = psutil.Process(pid).cpu_times()
+    except psutil.Error:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return times.user + times.system
 
 
 class CpuUse(CpuBusy):
