@@ -68,10 +68,15 @@ $(CACHE)/setup.stamp: $(VENV)/.installed $(SETUP_INPUTS)
 # answers (kafka_patterns.up_to_date); FORCE=1 runs it regardless.
 up_to_date = PLATFORM_INVENTORY=$(INVENTORY) $(PY) -m kafka_patterns.up_to_date
 
-up: setup ## start 3 KRaft nodes, Connect, PostgreSQL and the monitoring (idempotent; quick when nothing changed; FORCE=1)
+# site.yml's playbooks in stages, those of a stage at once: the same plays as site.yml in
+# an order that meets the same dependencies (PostgreSQL needs nothing of Kafka; Connect,
+# the registry and the monitoring need its CA and users, not each other).
+SITE_STAGES := bridge | postgresql kafka | connect schema-registry monitoring
+
+up: setup ## start 3 KRaft nodes, Connect, PostgreSQL, the schema registry and the monitoring (idempotent; quick when nothing changed; FORCE=1)
 	@if [ -z "$(FORCE)" ] && $(up_to_date) check; then exit 0; fi; \
 	$(up_to_date) forget; \
-	$(call quietly,up,make up,$(PLAYBOOK) $(ROOT)/ansible/playbooks/site.yml); \
+	$(call quietly,up,make up,$(PLAYBOOK) $(ROOT)/ansible/playbooks/{}.yml,--stages "$(SITE_STAGES)"); \
 	$(up_to_date) stamp
 
 restart: setup ## rolling restart of the Kafka nodes, one at a time, each gated on no under-replicated partitions
@@ -252,7 +257,7 @@ hosts_reachable = { test -f $(HOSTS_INVENTORY)/hosts.yml && \
 
 hosts-up: setup ## the example-hosts topology on test hosts here (netns + sshd), site.yml over SSH (idempotent)
 	@$(call quietly,hosts-up,test hosts: network namespaces with sshd on bridge kphosts0,$(PLAYBOOK) $(ROOT)/ansible/playbooks/hosts-up.yml); \
-	$(call quietly,hosts-up,site.yml over SSH with inventory $(HOSTS_INVENTORY),ansible-playbook -i $(HOSTS_INVENTORY) $(ROOT)/ansible/playbooks/site.yml,--append); \
+	$(call quietly,hosts-up,site.yml's playbooks over SSH with inventory $(HOSTS_INVENTORY),ansible-playbook -i $(HOSTS_INVENTORY) $(ROOT)/ansible/playbooks/{}.yml,--append --stages "$(SITE_STAGES)"); \
 	echo "==> the hosts are up in $${SECONDS}s: ansible -i $(HOSTS_INVENTORY) all -m ping"
 
 hosts-down: setup ## stop the services on the test hosts and delete the hosts; nothing keeps running (data stays)

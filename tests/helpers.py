@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import subprocess
@@ -83,6 +84,26 @@ def first_error(config: dict, timeout: float = 30):
     return error
 
 
+def jmx_reads(config: dict, sample: str) -> bool:
+    """Whether the exporter reads the sample's MBean at all: with includeObjectNames, one of
+    those ObjectName patterns matches it (domain glob, key=value properties, a trailing *
+    for any others)."""
+    patterns = config.get("includeObjectNames")
+    if not patterns:
+        return True
+    domain, keys = re.match(r"([^<]+)<([^>]*)>", sample).groups()
+    properties = dict(part.split("=", 1) for part in keys.split(", "))
+    for pattern in patterns:
+        pattern_domain, pattern_keys = pattern.split(":", 1)
+        parts = pattern_keys.split(",")
+        required = dict(part.split("=", 1) for part in parts if part != "*")
+        if (fnmatch.fnmatchcase(domain, pattern_domain)
+                and all(properties.get(key) == value for key, value in required.items())
+                and ("*" in parts or properties.keys() == required.keys())):
+            return True
+    return False
+
+
 def jmx_export(config: dict, sample: str) -> tuple[str, dict[str, str]] | None:
     """The JMX exporter's naming (io.prometheus.jmx.JmxCollector): the first rule whose
     pattern, wrapped as ^.*(?:pattern).*$, matches the sample wins; $n in the name and the
@@ -94,6 +115,8 @@ def jmx_export(config: dict, sample: str) -> tuple[str, dict[str, str]] | None:
     def safe(name: str) -> str:
         return re.sub(r"_+", "_", re.sub(r"[^a-zA-Z0-9:_]", "_", name))
 
+    if not jmx_reads(config, sample):
+        return None
     for rule in config["rules"]:
         match = re.fullmatch(rf".*(?:{rule['pattern']}).*", sample)
         if match:

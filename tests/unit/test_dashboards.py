@@ -24,7 +24,7 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
-from helpers import ROOT, jmx_export
+from helpers import ROOT, jmx_export, jmx_reads
 from kafka_patterns import dashboard
 from kafka_patterns.canary import Metrics as CanaryMetrics
 from kafka_patterns.dashboard import DashboardError, load_dashboards, panel_queries
@@ -238,6 +238,21 @@ def test_every_metric_is_one_the_platform_produces():
 def test_the_jmx_rules_produce_the_names_the_dashboards_read(rules_file, sample, metric, labels):
     exported = jmx_export(yaml.safe_load((FILES / rules_file).read_text()), sample)
     assert exported == (metric, labels), f"{rules_file} turns {sample!r} into {exported}"
+
+
+def test_the_exporter_reads_the_request_types_the_dashboards_chart_and_no_others():
+    """Request histograms cost most of a scrape: kafka-metrics.yml's includeObjectNames
+    reads only the request types a dashboard selects (the rules above check those)."""
+    config = yaml.safe_load((FILES / "kafka-metrics.yml").read_text())
+    charted = set()
+    for _, _, expr in panel_queries():
+        for selector in re.findall(r'kafka_network_requestmetrics_\w+\{request=~"([^"]+)"', expr):
+            charted.update(selector.split("|"))
+    assert charted, "no dashboard charts a request type any more: drop the RequestMetrics entries"
+    sample = "kafka.network<type=RequestMetrics, name=TotalTimeMs, request={}><>99thPercentile: 3.5"
+    assert {r for r in charted if not jmx_reads(config, sample.format(r))} == set()
+    assert not jmx_reads(config, sample.format("DescribeGroups"))
+    assert jmx_reads(config, "kafka.server<type=ReplicaManager, name=UnderReplicatedPartitions><>Value: 0")
 
 
 def test_an_expression_of_a_metric_that_may_be_absent_gives_0_or_says_when_it_has_data():

@@ -118,3 +118,57 @@ def test_events_are_read_as_whole_lines_only():
 def test_the_callback_is_enabled_in_the_projects_ansible_cfg():
     cfg = (ROOT / "ansible" / "ansible.cfg").read_text()
     assert "progress" in next(line for line in cfg.splitlines() if line.startswith("callbacks_enabled"))
+
+
+def stages_run(tmp_path: Path, stages: str, code: str) -> tuple[int, list[str]]:
+    """`--stages` with a Python stand-in for ansible-playbook: {} is the name."""
+    screen = Screen()
+    commands = steps.stage_commands(stages, [sys.executable, "-c", code, "{}", str(tmp_path)])
+    rc = steps.run_stages(commands, tmp_path / "logs" / "up.log", "the title", steps.Display(screen))
+    return rc, screen.getvalue().splitlines()
+
+
+# Each name writes <name>.started and prints; "a" and "b" each wait for the other's file,
+# which only works when they run at once; "fail" exits 2.
+MEET = """
+import sys, time
+from pathlib import Path
+name, where = sys.argv[1], Path(sys.argv[2])
+(where / f"{name}.started").touch()
+print(f"output of {name}")
+other = {"a": "b", "b": "a"}.get(name)
+deadline = time.monotonic() + 20
+while other and not (where / f"{other}.started").exists():
+    if time.monotonic() > deadline:
+        sys.exit(f"{name} waited for {other} in vain")
+    time.sleep(0.05)
+sys.exit(2 if name == "fail" else 0)
+"""
+
+
+def test_the_names_of_a_stage_run_at_once_and_the_next_stage_after_them(tmp_path):
+    rc, lines = stages_run(tmp_path, "a b | c", MEET)
+    assert rc == 0, lines
+    assert all((tmp_path / f"{name}.started").exists() for name in "abc")
+    log = (tmp_path / "logs" / "up.log").read_text()
+    assert all(f"output of {name}" in log for name in "abc")  # each command's own log, appended
+    assert (tmp_path / "logs" / "up.a.log").exists()
+    assert lines[-1].startswith("==> the title: done in ")
+
+
+def test_a_failure_lets_its_stage_end_and_starts_no_further_stage(tmp_path):
+    rc, lines = stages_run(tmp_path, "fail c | d", MEET)
+    assert rc == 2
+    assert (tmp_path / "c.started").exists() and not (tmp_path / "d.started").exists()
+    text = "\n".join(lines)
+    assert "  fail: FAILED after" in text
+    assert f"the whole output: {tmp_path / 'logs' / 'up.fail.log'}" in text
+
+
+def test_stages_need_a_placeholder_for_the_name():
+    try:
+        steps.stage_commands("a | b", ["ansible-playbook", "site.yml"])
+    except SystemExit as refusal:
+        assert "{}" in str(refusal)
+    else:
+        raise AssertionError("a command without {} was accepted")

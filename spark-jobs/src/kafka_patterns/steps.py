@@ -9,6 +9,12 @@ itself. On a terminal the running step shows its current task and time; elsewher
 a long step prints a line every HEARTBEAT seconds. A failure prints the failing step
 and task, the failure's message, the end of the log and its path. --verbose (make V=1)
 shows the output live and still writes the log.
+
+    python -m kafka_patterns.steps --log .run/logs/up.log --title "make up" \
+        --stages "bridge | postgresql kafka" -- ansible-playbook ... ansible/playbooks/{}.yml
+
+runs the command once per name, stage after stage, the names of a stage at once (make up:
+services that do not need each other start together); V=1 runs them one by one.
 """
 
 from __future__ import annotations
@@ -64,16 +70,19 @@ class Display:
         self.line(f"  {name:<58} {seconds:6.1f}s")
         self._last_beat = time.monotonic()
 
-    def running(self, progress: Progress) -> None:
-        name = progress.step or progress.title
+    def running(self, progresses: Sequence[Progress]) -> None:
+        """The running steps: a live line on a terminal, else a line every HEARTBEAT."""
+        if not progresses:
+            return
         if self.tty:
-            task = f" · {progress.task}" if progress.task else ""
-            text = f"  … {name}{task}"[: max(20, _columns() - 10)]
-            self.stream.write(f"\r\x1b[K{text} {progress.elapsed():.0f}s")
+            parts = [f"{p.step or p.title}{f' · {p.task}' if p.task else ''} {p.elapsed():.0f}s" for p in progresses]
+            text = "  … " + " | ".join(parts)
+            self.stream.write(f"\r\x1b[K{text[: max(20, _columns() - 2)]}")
             self.stream.flush()
             self._live = True
         elif time.monotonic() - self._last_beat >= HEARTBEAT:
-            self.line(f"    … {name}: {progress.task or 'running'} ({progress.elapsed():.0f}s)")
+            for p in progresses:
+                self.line(f"    … {p.step or p.title}: {p.task or 'running'} ({p.elapsed():.0f}s)")
             self._last_beat = time.monotonic()
 
 
@@ -163,48 +172,135 @@ def run_verbose(cmd: Sequence[str], log: Path, append: bool = False) -> int:
         return proc.wait()
 
 
-def run_quiet(cmd: Sequence[str], log: Path, title: str, display: Display | None = None,
-              append: bool = False) -> int:
-    display = display or Display()
-    progress = Progress(title)
-    started = time.monotonic()
-    read_end, write_end = os.pipe()
-    with open_log(log, cmd, append) as out:
+class Child:
+    """One command of a run: its process writing into its log, and its progress read
+    from the callback's events as it goes."""
+
+    def __init__(self, cmd: Sequence[str], log: Path, title: str, display: Display,
+                 append: bool = False) -> None:
+        self.cmd, self.log, self.display = list(cmd), log, display
+        self.progress = Progress(title)
+        self.started = time.monotonic()
+        self.rc: int | None = None
+        read_end, write_end = os.pipe()
+        self.out = open_log(log, cmd, append)
         try:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, pass_fds=(write_end,),
-                                    env={**os.environ, "KP_PROGRESS_FD": str(write_end)})
+            self.proc = subprocess.Popen(cmd, stdout=self.out, stderr=subprocess.STDOUT, pass_fds=(write_end,),
+                                         env={**os.environ, "KP_PROGRESS_FD": str(write_end)})
+        except BaseException:
+            os.close(read_end)
+            self.out.close()
+            raise
         finally:
             os.close(write_end)  # the child has its own copy
         # Read until the command ends, not until EOF: a daemon it starts could inherit
         # the pipe and hold it open for good.
         os.set_blocking(read_end, False)
-        reader = EventReader(read_end)
-        try:
-            while proc.poll() is None:
-                select.select([read_end], [], [], 0.5)
-                for event in reader.read():
-                    apply(event, progress, display)
-                display.running(progress)
-            for event in reader.read():
-                apply(event, progress, display)
-        finally:
-            os.close(read_end)
-        rc = proc.wait()
-    if rc == 0:
-        display.step_done(progress.step or title, progress.elapsed())
-        if progress.changed is not None:
-            display.line(f"  {change_line(progress.changed)}")
+        self.read_end, self.reader = read_end, EventReader(read_end)
+
+    def poll(self) -> bool:
+        """Fold in what arrived; True while the command runs."""
+        if self.rc is not None:
+            return False
+        for event in self.reader.read():
+            apply(event, self.progress, self.display)
+        if self.proc.poll() is None:
+            return True
+        for event in self.reader.read():
+            apply(event, self.progress, self.display)
+        self.rc = self.proc.wait()
+        os.close(self.read_end)
+        self.out.close()
+        if self.rc == 0:
+            self.display.step_done(self.progress.step or self.progress.title, self.progress.elapsed())
+        return False
+
+    def report_failure(self) -> None:
+        display, progress = self.display, self.progress
+        step = progress.step or progress.title
+        display.line(f"  {step}: FAILED after {progress.elapsed():.0f}s (exit {self.rc})")
+        for failure in progress.failures:
+            display.line(f"    task '{failure['task']}' on {failure['host']}: {failure['msg']}")
+        display.line(f"  last {TAIL_LINES} lines of {_shown(self.log)}:")
+        for line in tail(self.log):
+            display.line(f"    {line}")
+
+
+def _wait(children: list[Child], display: Display) -> None:
+    while any([child.poll() for child in children]):  # a list: poll every child each round
+        running = [child for child in children if child.rc is None]
+        select.select([child.read_end for child in running], [], [], 0.5)
+        display.running([child.progress for child in running])
+
+
+def _merged_changes(children: list[Child]) -> dict[str, int] | None:
+    known = [child.progress.changed for child in children if child.progress.changed is not None]
+    if not known:
+        return None
+    merged: dict[str, int] = {}
+    for changed in known:
+        for host, n in changed.items():
+            merged[host] = merged.get(host, 0) + n
+    return dict(sorted(merged.items()))
+
+
+Command = tuple[str, Sequence[str]]  # a name for its log, and the command
+
+
+def run_stages(stages: Sequence[Sequence[Command]], log: Path, title: str,
+               display: Display | None = None, append: bool = False) -> int:
+    """Run stage after stage, the commands of a stage at once. With more than one
+    command each writes a log of its own, <log stem>.<name>.log, appended to `log` as
+    its stage ends. A failure lets the rest of its stage end (a playbook stopped
+    mid-task leaves a service half set up), is reported, and no further stage starts."""
+    display = display or Display()
+    started = time.monotonic()
+    several = sum(len(stage) for stage in stages) > 1
+    main_log = open_log(log, [title], append) if several else None
+    children: list[Child] = []
+    failed: list[Child] = []
+    try:
+        for stage in stages:
+            batch = [Child(cmd, log.with_name(f"{log.stem}.{name}{log.suffix}") if several else log,
+                           name if several else title, display, append=append and not several)
+                     for name, cmd in stage]
+            children += batch
+            _wait(batch, display)
+            if main_log is not None:
+                for child in batch:
+                    main_log.write(child.log.read_bytes())
+                main_log.flush()
+            failed = [child for child in batch if child.rc != 0]
+            if failed:
+                break
+    finally:
+        if main_log is not None:
+            main_log.close()
+    if not failed:
+        changed = _merged_changes(children)
+        if changed is not None:
+            display.line(f"  {change_line(changed)}")
         display.line(f"==> {title}: done in {time.monotonic() - started:.0f}s (log: {_shown(log)})")
         return 0
-    step = progress.step or title
-    display.line(f"  {step}: FAILED after {progress.elapsed():.0f}s (exit {rc})")
-    for failure in progress.failures:
-        display.line(f"    task '{failure['task']}' on {failure['host']}: {failure['msg']}")
-    display.line(f"  last {TAIL_LINES} lines of {_shown(log)}:")
-    for line in tail(log):
-        display.line(f"    {line}")
-    display.line(f"==> {title} failed in step '{step}'; the whole output: {_shown(log)} (V=1 shows it live)")
-    return rc
+    for child in failed:
+        child.report_failure()
+    steps_failed = ", ".join(f"'{child.progress.step or child.progress.title}'" for child in failed)
+    shown = ", ".join(_shown(child.log) for child in failed)
+    display.line(f"==> {title} failed in step {steps_failed}; the whole output: {shown} (V=1 shows it live)")
+    return failed[0].rc or 1
+
+
+def run_quiet(cmd: Sequence[str], log: Path, title: str, display: Display | None = None,
+              append: bool = False) -> int:
+    return run_stages([[(title, cmd)]], log, title, display, append)
+
+
+def stage_commands(stages: str, cmd: Sequence[str]) -> list[list[Command]]:
+    """"a | b c" and a command with {} -> [[(a, cmd with a)], [(b, cmd with b), (c, cmd with c)]]."""
+    if not any("{}" in arg for arg in cmd):
+        raise SystemExit("--stages needs a command with {} where each name goes")
+    return [[(name, [arg.replace("{}", name) for arg in cmd]) for name in stage.split()]
+            for stage in stages.split("|") if stage.strip()]
 
 
 def _shown(log: Path) -> str:
@@ -220,13 +316,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--title", required=True, help="what the command does, for the first and last line")
     parser.add_argument("--verbose", action="store_true", help="show the output live too (make V=1)")
     parser.add_argument("--append", action="store_true", help="append to the log instead of starting a new one")
+    parser.add_argument("--stages", help='names "a | b c": the command once per name, for its {}; '
+                        "stage after stage, the names of a stage at once")
     parser.add_argument("cmd", nargs="+", help="the command, after --")
     args = parser.parse_args(argv)
-    if args.verbose:
-        return run_verbose(args.cmd, args.log, args.append)
+    stages = stage_commands(args.stages, args.cmd) if args.stages else [[(args.title, args.cmd)]]
+    if args.verbose:  # one command after the other, so that the output reads in order
+        commands = [cmd for stage in stages for _, cmd in stage]
+        for i, cmd in enumerate(commands):
+            rc = run_verbose(cmd, args.log, append=args.append or i > 0)
+            if rc:
+                return rc
+        return 0
     print(f"==> {args.title} (log: {_shown(args.log)}; V=1 shows it live)", flush=True)
     try:
-        return run_quiet(args.cmd, args.log, args.title, append=args.append)
+        return run_stages(stages, args.log, args.title, append=args.append)
     except KeyboardInterrupt:
         print(f"\n==> {args.title}: interrupted; the output so far: {_shown(args.log)}", file=sys.stderr)
         return 130
