@@ -11,9 +11,11 @@ import importlib
 import json
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path, PurePath
+from typing import TextIO
 
 import psycopg
 from confluent_kafka import KafkaException, TopicPartition
@@ -36,6 +38,38 @@ def details_to(path: Path | None) -> None:
     _details = path
 
 
+class _JobOutput:
+    """sys.stdout and sys.stderr into the details' log while at least one job runs.
+    They are the process's, not a thread's: fan-out runs its subscribers in threads at
+    once, and a redirect per thread restored them out of order, leaving a closed log
+    file as sys.stderr (the next print raised "I/O operation on closed file")."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs = 0
+        self._saved: tuple[TextIO, TextIO] | None = None
+        self._log: TextIO | None = None
+
+    def enter(self, path: Path) -> None:
+        with self._lock:
+            if self._jobs == 0:
+                self._log = open(path, "a")  # noqa: SIM115 - closed by the last job to leave
+                self._saved = (sys.stdout, sys.stderr)
+                sys.stdout = sys.stderr = self._log
+            self._jobs += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self._jobs -= 1
+            if self._jobs == 0 and self._saved is not None and self._log is not None:
+                sys.stdout, sys.stderr = self._saved
+                self._log.close()
+                self._saved = self._log = None
+
+
+_job_output = _JobOutput()
+
+
 @contextlib.contextmanager
 def job_output() -> Iterator[None]:
     """A job run in this process prints what it would print in its pod (a skipped
@@ -43,8 +77,11 @@ def job_output() -> Iterator[None]:
     if _details is None:
         yield
         return
-    with open(_details, "a") as out, contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+    _job_output.enter(_details)
+    try:
         yield
+    finally:
+        _job_output.leave()
 
 
 def progress(message: str) -> None:
