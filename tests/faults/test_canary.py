@@ -95,8 +95,13 @@ def unsafe_topic():
     config = {"min.insync.replicas": "1", "unclean.leader.election.enable": "true"}
     (future,) = admin.create_topics([NewTopic(name, 1, 3, config=config)]).values()
     future.result(timeout=60)
-    clients.wait_until(lambda: admin.list_topics(name, timeout=10).topics[name].partitions[0].leader >= 0,
-                       timeout=60, what=f"a leader for {name}")
+    def has_leader() -> bool:
+        # Right after the creation the metadata can name the topic before its partition.
+        topic = admin.list_topics(name, timeout=10).topics.get(name)
+        partition = topic.partitions.get(0) if topic is not None else None
+        return partition is not None and partition.leader >= 0
+
+    clients.wait_until(has_leader, timeout=60, what=f"a leader for {name}")
     yield name
     for f in admin.delete_topics([name], operation_timeout=60).values():
         f.result(timeout=90)
