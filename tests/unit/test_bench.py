@@ -288,8 +288,12 @@ def test_a_process_cpu_use_is_read_in_cores_and_unknown_without_a_process():
 
     from bench import ceiling
 
+    start = ceiling.process_cpu_seconds(os.getpid())
     with ceiling.CpuUse(os.getpid()) as cpu:
-        sum(i * i for i in range(300_000))  # some CPU of this process
+        # Work until the kernel has counted CPU for this process: it counts in clock
+        # ticks (10 ms), so a fixed small loop can read as 0.0 on a busy host.
+        while ceiling.process_cpu_seconds(os.getpid()) - start < 0.05:
+            sum(i * i for i in range(50_000))
     assert cpu.cores is not None and cpu.cores > 0 and 0 <= cpu.fraction <= 1
     with ceiling.CpuUse(None) as unknown:
         pass
