@@ -120,8 +120,8 @@ replay-dlq: setup ## write the dead letters of one reason back to their source t
 bootstrap: setup ## print the bootstrap servers (use with make -s)
 	@$(PY) -m kafka_patterns.inventory bootstrap
 
-demo: up ## bring the cluster up, run every pattern end to end, print one table
-	@$(PY) -m kafka_patterns.demo $(if $(filter 1,$(V)),--verbose)
+demo: up ## bring the cluster up, run every pattern end to end (4 at a time; PARALLEL=1: one by one), print one table
+	@$(PY) -m kafka_patterns.demo $(if $(filter 1,$(V)),--verbose) $(if $(PARALLEL),--parallel $(PARALLEL))
 
 patterns: setup ## list the patterns with their jobs and promised semantics
 	@$(PY) -m kafka_patterns.run --list

@@ -144,9 +144,11 @@ def test_stop_all_stops_every_service_and_kills_a_stubborn_one(tmp_path):
 
 def test_job_service_runs_the_catalogue_module_as_the_jobs_user(monkeypatch, tmp_path):
     monkeypatch.setattr(services.credentials, "run_dir", lambda: tmp_path)  # no monitoring running
+    monkeypatch.setattr(services.inventory, "listing_env", lambda: {"KP_INVENTORY_LISTING": "inv\n{}"})
     s = JobService("work-queue", ["--worker-id", "w1"], env={"X": "1"})
     assert s.cmd[1:] == ["-m", "kafka_patterns.jobs.work_queue", "--job", "work-queue", "--worker-id", "w1"]
-    assert s.env == {"KP_KAFKA_USER": "work-queue", "X": "1"}
+    assert s.env == {"KP_KAFKA_USER": "work-queue", "KP_DRIVER_JAVA_OPTIONS": services.SHORT_LIVED_JVM_OPTIONS,
+                     "KP_INVENTORY_LISTING": "inv\n{}", "X": "1"}
     with pytest.raises(AssertionError, match="not started"):
         s.wait()
 

@@ -104,15 +104,39 @@ def inventory_path() -> Path:
     return Path(os.environ.get("PLATFORM_INVENTORY", DEFAULT_INVENTORY))
 
 
+# A process that starts job processes hands them the listing it read (listing_env):
+# ansible-inventory costs about 0.3 CPU-s, and make demo starts some 30 job processes.
+# The listing holds what the inventory's files hold, no more (a password kept in a file
+# stays a lookup until resolve()), and a process's environment is its user's to read.
+LISTING_ENV = "KP_INVENTORY_LISTING"
+
+
+@cache
+def listing(path: Path) -> str:
+    """`ansible-inventory --list` of the inventory at `path`, or the one this process's
+    parent read from the same path."""
+    inherited = os.environ.get(LISTING_ENV)
+    if inherited:
+        source, _, text = inherited.partition("\n")
+        if source == str(path):
+            return text
+    # ansible-inventory sits beside this interpreter in the project's .venv.
+    tool = Path(sys.executable).parent / "ansible-inventory"
+    return subprocess.run([str(tool), "-i", str(path), "--list"], check=True, capture_output=True,
+                          text=True, env={**os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible" / "ansible.cfg")}).stdout
+
+
+def listing_env() -> dict[str, str]:
+    """The environment that hands this process's inventory listing to a child."""
+    path = inventory_path()
+    return {LISTING_ENV: f"{path}\n{listing(path)}"}
+
+
 @cache
 def load(path: Path | None = None) -> Cluster:
     """Parse `ansible-inventory --list` (inventory variables, not role defaults)."""
     path = path or inventory_path()
-    # ansible-inventory sits beside this interpreter in the project's .venv.
-    tool = Path(sys.executable).parent / "ansible-inventory"
-    out = subprocess.run([str(tool), "-i", str(path), "--list"], check=True, capture_output=True,
-                         text=True, env={**os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible" / "ansible.cfg")})
-    inv = json.loads(out.stdout)
+    inv = json.loads(listing(path))
     hostvars = inv["_meta"]["hostvars"]
 
     def members(group: str) -> list[str]:

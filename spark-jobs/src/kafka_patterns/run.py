@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
 
 from tabulate import tabulate
 
-from kafka_patterns import catalogue, console, scenarios
+from kafka_patterns import catalogue, console, runner, scenarios
+from kafka_patterns.delivery import Delivery
 from kafka_patterns.scenarios.base import HEADERS, Outcome
 
 
@@ -30,32 +34,55 @@ def listing() -> str:
                                    "order", "schedule"])
 
 
-def run(keys: list[str], one_line: bool = False) -> list[Outcome]:
-    """Run the patterns in order. one_line: a line per pattern with its verdict (make
-    demo; the steps go to its log), else a header per pattern and its steps."""
+def run(keys: list[str], one_line: bool = False, parallel: int = 1) -> list[Outcome]:
+    """Run the patterns, `parallel` at a time, and return their outcomes in the order of
+    `keys`. one_line: a line per pattern with its verdict as it finishes (make demo; the
+    steps go to its log), else a header per pattern and its steps.
+
+    Patterns can run side by side: each has its own jobs, consumer groups and run id,
+    and accounts only its run's records (scenarios.base), so what another pattern
+    produces to a shared topic meanwhile is not counted. Much of a pattern's time is
+    waiting (a producer's rate, a job process's JVM start, a window closing), which
+    the others' work fills on a 2-core host."""
     modules = scenarios.modules()
     unknown = [k for k in keys if k not in modules]
     if unknown:
         raise SystemExit(f"unknown pattern(s) {', '.join(unknown)}; `make patterns` lists them: "
                          + ", ".join(modules))
-    outcomes = []
     t0 = time.monotonic()
-    for i, key in enumerate(keys, 1):
-        label = f"[{i}/{len(keys)}] {key}"
-        if one_line:
-            print(f"  {label:<30}", end=" ", file=sys.stderr, flush=True)
-        else:
-            print(f"==> {label} ({time.monotonic() - t0:.0f}s elapsed)", file=sys.stderr, flush=True)
+    done: list[str] = []
+    printing = threading.Lock()
+    # The terminal, taken now: while another pattern's job runs in this process,
+    # sys.stderr is its log (runner.job_output).
+    terminal = sys.stderr
+
+    def one(key: str) -> Outcome:
+        if not one_line:
+            with printing:
+                print(f"==> {key} started ({time.monotonic() - t0:.0f}s elapsed)", file=terminal, flush=True)
+        started = time.monotonic()
         try:
             outcome = modules[key].run()
         except Exception as e:  # one broken pattern must not hide the others' results
-            print(("" if one_line else f"    {key}: ") + f"ERROR {type(e).__name__}: {e}", file=sys.stderr, flush=True)
-            raise
+            runner.progress(f"{key}: {traceback.format_exc()}")
+            outcome = errored(key, e, time.monotonic() - started)
         result = f"{outcome.verdict} in {outcome.seconds:.1f}s" + \
             (f" ({'; '.join(outcome.failures())})" if outcome.failures() else "")
-        print(result if one_line else f"    {key}: {result}", file=sys.stderr, flush=True)
-        outcomes.append(outcome)
-    return outcomes
+        with printing:
+            done.append(key)
+            print(f"  [{len(done)}/{len(keys)}] {key:<26} {result}", file=terminal, flush=True)
+        return outcome
+
+    with ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="pattern") as pool:
+        futures = [pool.submit(one, key) for key in keys]
+    return [f.result() for f in futures]
+
+
+def errored(key: str, error: Exception, seconds: float) -> Outcome:
+    """The row of a pattern whose run raised: FAIL, the error as its failed check."""
+    jobs = [j.name for j in catalogue.patterns()[key].jobs]
+    return Outcome(key, jobs, Delivery(0, 0, 0, 0, 0), {}, 0, 0, seconds,
+                   checks={f"ran to the end ({type(error).__name__}: {error})": False})
 
 
 def table(outcomes: list[Outcome]) -> str:

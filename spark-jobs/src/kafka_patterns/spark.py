@@ -75,7 +75,8 @@ def local_conf() -> dict[str, str]:
             "spark.ui.enabled": "false",
             "spark.sql.session.timeZone": "UTC",
             "spark.driver.extraJavaOptions": f"-Djava.net.preferIPv4Stack=true "
-                                             f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}"}
+                                             f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()} "
+                                             + os.environ.get("KP_DRIVER_JAVA_OPTIONS", "")}
 
 
 def _launch_logging_driver(conf: dict[str, str], log: Path) -> None:

@@ -103,8 +103,11 @@ def run(records: int = 4_000,
     proc = None
     try:
         for k, mode in enumerate(faults):
-            done = committed()
+            # The successor first: an instance killed inside a transaction leaves offsets
+            # pending in it, and the probe's offset fetch (read_committed asks for stable
+            # offsets) waits until the successor's initTransactions aborts it.
             proc = base.spawn_job(job, args, log)
+            done = committed()
             n = committed_past(done + max(1, (in_range - done) // (len(faults) + 1 - k)), proc)
             rc = proc.kill(mode)
             injected.append(f"{mode.value} at {n}/{in_range} committed (exit {rc})")

@@ -79,9 +79,12 @@ def run(records: int = 6_000,
 
     try:
         for k, mode in enumerate(faults):
-            done = committed()
+            # The successor first: a copier killed inside a transaction leaves offsets
+            # pending in it, and the probe's offset fetch (read_committed asks for stable
+            # offsets) waits until the successor's initTransactions aborts it.
             if proc is None or not proc.alive():
                 proc = base.spawn_job(job, args, log)
+            done = committed()
             n = committed_past(done + (records - done) // (len(faults) + 1 - k), proc)
             if mode is base.FailureMode.PAUSE:
                 proc, rc = fence_a_zombie(proc, args, lambda s, n=n: committed_past(n + 100, s))
