@@ -161,8 +161,12 @@ test-infra: setup ## testinfra checks of the running cluster through the Ansible
 test-security: setup ## every refusal of the secure default (Kafka listeners, ACLs, Connect REST), counted
 	@$(PYTEST) $(ROOT)/tests/security
 
-test-integration: setup ## guarantee tests against the running cluster
-	@$(PYTEST) $(ROOT)/tests/integration
+# The tests run side by side (pytest-xdist): most of a test's time is waiting on a
+# producer's rate, a job process's start or a window closing. Tests that share state
+# are in one xdist_group, which runs on one worker.
+TEST_WORKERS ?= 3
+test-integration: setup ## guarantee tests against the running cluster (TEST_WORKERS=1: one at a time)
+	@$(PYTEST) $(ROOT)/tests/integration -n $(TEST_WORKERS) --dist loadgroup
 
 test-faults: setup ## fault injection (jobs and consumers killed mid-stream) against the running cluster
 	@$(PYTEST) $(ROOT)/tests/faults

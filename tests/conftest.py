@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -10,7 +11,11 @@ from helpers import LOCAL_INVENTORY, ROOT
 
 sys.path.insert(0, str(ROOT / "spark-jobs" / "src"))
 
-from kafka_patterns import catalogue, inventory
+from kafka_patterns import catalogue, inventory, services
+
+# A tier's Spark driver runs many small jobs for a few minutes, as make demo's does:
+# C1 alone compiles what they need (kafka_patterns.demo).
+os.environ.setdefault("KP_DRIVER_JAVA_OPTIONS", services.SHORT_LIVED_JVM_OPTIONS)
 
 
 @pytest.fixture(scope="session")

@@ -8,9 +8,14 @@ import pytest
 
 from kafka_patterns import bad_input_suite
 
+# The pipeline's run shares its station profiles with test_pipeline's (the Makefile runs
+# the tier's tests side by side; one xdist group runs on one worker, one after another).
+PATTERNS = [pytest.param(key, marks=pytest.mark.xdist_group("pipeline")) if key == "pipeline" else key
+            for key in bad_input_suite.patterns()]
+
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pattern", bad_input_suite.patterns())
+@pytest.mark.parametrize("pattern", PATTERNS)
 def test_bad_records_are_dead_lettered_and_the_pattern_goes_on(cluster, pattern):
     result = bad_input_suite.run_pattern(pattern)
     print(f"\n{bad_input_suite.table([result])}")

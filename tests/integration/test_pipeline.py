@@ -4,6 +4,10 @@ import pytest
 
 from kafka_patterns.scenarios import pipeline
 
+# One pipeline run at a time: runs side by side share the station profiles (the Makefile
+# runs the tier's tests on several workers; an xdist group stays on one).
+pytestmark = pytest.mark.xdist_group("pipeline")
+
 
 @pytest.mark.slow
 def test_every_valid_reading_is_aggregated_and_every_malformed_one_dead_lettered(cluster):

@@ -74,6 +74,8 @@ def local_conf() -> dict[str, str]:
             "spark.kafka.consumer.cache.capacity": "256",
             "spark.ui.enabled": "false",
             "spark.sql.session.timeZone": "UTC",
+            # Not spark-warehouse/ in whatever directory the process started from.
+            "spark.sql.warehouse.dir": str(ROOT / ".run" / "spark-warehouse"),
             "spark.driver.extraJavaOptions": f"-Djava.net.preferIPv4Stack=true "
                                              f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()} "
                                              + os.environ.get("KP_DRIVER_JAVA_OPTIONS", "")}
