@@ -168,8 +168,11 @@ TEST_WORKERS ?= 3
 test-integration: setup ## guarantee tests against the running cluster (TEST_WORKERS=1: one at a time)
 	@$(PYTEST) $(ROOT)/tests/integration -n $(TEST_WORKERS) --dist loadgroup
 
-test-faults: setup ## fault injection (jobs and consumers killed mid-stream) against the running cluster
-	@$(PYTEST) $(ROOT)/tests/faults
+# The fault matrix kills job processes only: its cases run side by side. The other
+# faults stop, wipe or hang Kafka nodes, so they run after it, one at a time.
+test-faults: setup ## fault injection (jobs and consumers killed mid-stream, nodes stopped) against the running cluster
+	@rc=0; $(PYTEST) $(ROOT)/tests/faults/test_fault_matrix.py -n $(TEST_WORKERS) --dist loadgroup || rc=$$?; \
+	$(PYTEST) $(ROOT)/tests/faults --ignore=$(ROOT)/tests/faults/test_fault_matrix.py || rc=$$?; exit $$rc
 
 # The Kubernetes tier needs the local cluster (make up): its pods use that Kafka and
 # PostgreSQL. It starts the local Kubernetes when it is down and stops what it started.

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 LOCAL_INVENTORY = ROOT / "ansible" / "inventories" / "local"
 VENV_BIN = Path(sys.executable).parent
@@ -127,3 +129,11 @@ def jmx_export(config: dict, sample: str) -> tuple[str, dict[str, str]] | None:
                 labels[label.lower() if config.get("lowercaseOutputLabelNames") else label] = expand(match, str(value))
             return (name.lower() if config.get("lowercaseOutputName") else name), labels
     return None
+
+
+def one_run_at_a_time(pattern: str) -> pytest.MarkDecorator:
+    """Mark a test that runs `pattern`: the Makefile runs a tier's tests side by side
+    (pytest-xdist --dist loadgroup), and two runs of one pattern at once would share its
+    jobs' own state (the exactly-once job's batch ledger, the changelog's keys, the
+    pipeline's station profiles). One group runs on one worker, one test after another."""
+    return pytest.mark.xdist_group(pattern)

@@ -6,12 +6,10 @@ bytes, and no job may crash."""
 
 import pytest
 
+from helpers import one_run_at_a_time
 from kafka_patterns import bad_input_suite
 
-# The pipeline's run shares its station profiles with test_pipeline's (the Makefile runs
-# the tier's tests side by side; one xdist group runs on one worker, one after another).
-PATTERNS = [pytest.param(key, marks=pytest.mark.xdist_group("pipeline")) if key == "pipeline" else key
-            for key in bad_input_suite.patterns()]
+PATTERNS = [pytest.param(key, marks=one_run_at_a_time(key)) for key in bad_input_suite.patterns()]
 
 
 @pytest.mark.slow

@@ -3,7 +3,10 @@ equal the input; a run with nothing new writes nothing."""
 
 import pytest
 
+from helpers import one_run_at_a_time
 from kafka_patterns.scenarios import batch
+
+pytestmark = one_run_at_a_time("batch")
 
 
 @pytest.mark.slow

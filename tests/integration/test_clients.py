@@ -3,10 +3,12 @@ offsets: test_self_managed_offsets.py here, three kills in tests/faults.)"""
 
 import pytest
 
+from helpers import one_run_at_a_time
 from kafka_patterns.scenarios import request_reply
 
 
 @pytest.mark.slow
+@one_run_at_a_time("request-reply")
 def test_every_request_gets_exactly_one_reply_across_a_responder_restart(cluster):
     outcome = request_reply.run(requests=1_500)
     d = outcome.delivery
@@ -15,6 +17,7 @@ def test_every_request_gets_exactly_one_reply_across_a_responder_restart(cluster
 
 
 @pytest.mark.slow
+@one_run_at_a_time("replay")
 def test_replay_from_offset_and_from_timestamp_reproduce_the_aggregate(cluster):
     from kafka_patterns.scenarios import replay
 

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from helpers import LOCAL_INVENTORY
+from helpers import LOCAL_INVENTORY, one_run_at_a_time
 from kafka_patterns import catalogue, clients, generator, inventory, runner
 from kafka_patterns.dashboard import Dashboard, QueryError, Series, load_dashboards, query_range
 
@@ -44,6 +44,8 @@ def with_data(prometheus: str, expr: str) -> list[Series]:
 # panels chart. The tier's other job processes come and go (killed, or done in seconds)
 # and may never be scraped with a micro-batch behind them.
 STREAMING_JOB = "sql-station-heat-windows"
+# Its readings would move the event time of a sql-stream run reading the same topic.
+pytestmark = one_run_at_a_time("sql-stream")
 
 
 @pytest.fixture(scope="module")

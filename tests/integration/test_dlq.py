@@ -4,14 +4,14 @@ to their source topic (as the catalogue user `dlq`)."""
 
 import uuid
 
-import pytest
 from confluent_kafka import TopicPartition
 
+from helpers import one_run_at_a_time
 from kafka_patterns import catalogue, clients, credentials, dlq
 
 # The replayed letters land in weather.readings: not while a pipeline run (test_pipeline,
 # test_bad_input) reads it, counting what it dead-letters (the pipeline's xdist group).
-pytestmark = pytest.mark.xdist_group("pipeline")
+pytestmark = one_run_at_a_time("pipeline")
 
 
 def write_letters(job: str, reasons: list[str]) -> None:

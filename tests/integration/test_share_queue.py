@@ -2,7 +2,10 @@
 
 import pytest
 
+from helpers import one_run_at_a_time
 from kafka_patterns.scenarios import share_queue
+
+pytestmark = one_run_at_a_time("share-queue")
 
 
 @pytest.mark.slow

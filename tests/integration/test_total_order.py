@@ -2,7 +2,10 @@
 
 import pytest
 
+from helpers import one_run_at_a_time
 from kafka_patterns.scenarios import total_order
+
+pytestmark = one_run_at_a_time("total-order")
 
 
 @pytest.mark.slow
