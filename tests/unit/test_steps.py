@@ -10,6 +10,9 @@ import os
 import sys
 from pathlib import Path
 
+import psutil
+import pytest
+
 from helpers import ROOT, VENV_BIN, ansible_env
 from kafka_patterns import steps
 
@@ -163,6 +166,18 @@ def test_a_failure_lets_its_stage_end_and_starts_no_further_stage(tmp_path):
     text = "\n".join(lines)
     assert "  fail: FAILED after" in text
     assert f"the whole output: {tmp_path / 'logs' / 'up.fail.log'}" in text
+
+
+def test_a_command_that_cannot_start_lets_those_started_before_it_end(tmp_path):
+    screen = Screen()
+    started = [sys.executable, "-c", "import time; time.sleep(0.5); print('output of ' + 'c')", str(tmp_path)]
+    missing = [str(tmp_path / "no-such-program")]
+    with pytest.raises(FileNotFoundError):
+        steps.run_stages([[("c", started), ("missing", missing)]], tmp_path / "logs" / "up.log", "the title",
+                         steps.Display(screen))
+    # c was waited for: its output is complete and no process of it is left.
+    assert "output of c" in (tmp_path / "logs" / "up.c.log").read_text()
+    assert not [p for p in psutil.Process().children() if str(tmp_path) in " ".join(p.cmdline())]
 
 
 def test_stages_need_a_placeholder_for_the_name():

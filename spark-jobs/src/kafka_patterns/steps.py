@@ -261,9 +261,7 @@ def run_stages(stages: Sequence[Sequence[Command]], log: Path, title: str,
     failed: list[Child] = []
     try:
         for stage in stages:
-            batch = [Child(cmd, log.with_name(f"{log.stem}.{name}{log.suffix}") if several else log,
-                           name if several else title, display, append=append and not several)
-                     for name, cmd in stage]
+            batch = _start(stage, log, title, display, append, several)
             children += batch
             _wait(batch, display)
             if main_log is not None:
@@ -288,6 +286,21 @@ def run_stages(stages: Sequence[Sequence[Command]], log: Path, title: str,
     shown = ", ".join(_shown(child.log) for child in failed)
     display.line(f"==> {title} failed in step {steps_failed}; the whole output: {shown} (V=1 shows it live)")
     return failed[0].rc or 1
+
+
+def _start(stage: Sequence[Command], log: Path, title: str, display: Display, append: bool,
+           several: bool) -> list[Child]:
+    """Start the commands of a stage. When one cannot start (no such program), those
+    already started end first, as after a failure, and the error goes up."""
+    batch: list[Child] = []
+    try:
+        for name, cmd in stage:
+            batch.append(Child(cmd, log.with_name(f"{log.stem}.{name}{log.suffix}") if several else log,
+                               name if several else title, display, append=append and not several))
+    except Exception:
+        _wait(batch, display)
+        raise
+    return batch
 
 
 def run_quiet(cmd: Sequence[str], log: Path, title: str, display: Display | None = None,
