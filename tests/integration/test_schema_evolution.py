@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from helpers import one_run_at_a_time
 from kafka_patterns import catalogue, clients, pg, readings, registry, runner, schemas
 from kafka_patterns.jobs import at_most_once
 from kafka_patterns.readings import Reading
@@ -48,6 +49,7 @@ def reading(run: str, seq: int, **extra) -> bytes:
 
 
 @pytest.mark.slow
+@one_run_at_a_time("at-most-once")  # runs the pattern's job on its topic
 def test_a_consumer_reads_a_compatible_new_version_and_dead_letters_what_fails_its_schema(admin):
     job = catalogue.job("at-most-once")
     (topic,), table, deadletter = job.inputs, job.table, job.deadletter_topic
