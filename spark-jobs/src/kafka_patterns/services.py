@@ -168,6 +168,7 @@ def stop_all(services: Iterable[ProcessService], timeout: float = 30) -> None:
 # A scenario's job process lives seconds to a minute, mostly starting up: without the C2
 # compiler its driver JVM used 12.6 CPU-s instead of 21.8 for the same at-least-once run
 # of 3,000 readings (wall 11.8 s instead of 15.4), and make demo starts a dozen of them.
+# KP_DRIVER_JAVA_OPTIONS set in the environment, even empty (C2 back), wins.
 SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
@@ -179,7 +180,8 @@ class JobService(ProcessService):
                  env: dict[str, str] | None = None) -> None:
         module = catalogue.job(job).module
         super().__init__([sys.executable, "-m", module, "--job", job, *args], log,
-                         {"KP_KAFKA_USER": job, "KP_DRIVER_JAVA_OPTIONS": SHORT_LIVED_JVM_OPTIONS,
+                         {"KP_KAFKA_USER": job,
+                          "KP_DRIVER_JAVA_OPTIONS": os.environ.get("KP_DRIVER_JAVA_OPTIONS", SHORT_LIVED_JVM_OPTIONS),
                           **inventory.listing_env(), **monitoring_env(), **(env or {})})
         self.job = job
 
