@@ -26,10 +26,17 @@ def connect(autocommit: bool = False):
         yield conn
 
 
+# The advisory lock every ensure() takes: CREATE TABLE IF NOT EXISTS is not safe against
+# itself, and two jobs starting at once (fan-out's subscribers, patterns side by side)
+# both creating spark_batches failed with a unique violation on pg_type.
+DDL_LOCK = 0x6B70_6464  # "kpdd"
+
+
 def ensure(*ddl: str, table: str | None = None) -> None:
-    """Create tables/indexes (idempotent DDL); with `table` (a job's sink table, named in
-    the catalogue), `{table}` in a statement stands for it."""
-    with connect() as conn:
+    """Create tables/indexes (idempotent DDL), one caller at a time; with `table` (a job's
+    sink table, named in the catalogue), `{table}` in a statement stands for it."""
+    with connect() as conn:  # one transaction: the lock holds until its commit
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (DDL_LOCK,))
         for statement in ddl:
             conn.execute(statement.format(table=table) if table else statement)
 

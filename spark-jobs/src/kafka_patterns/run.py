@@ -63,7 +63,7 @@ def run(keys: list[str], one_line: bool = False, parallel: int = 1) -> list[Outc
         started = time.monotonic()
         try:
             outcome = modules[key].run()
-        except Exception as e:  # one broken pattern must not hide the others' results
+        except (Exception, SystemExit) as e:  # one broken pattern (a job's refusal too) must not hide the others
             runner.progress(f"{key}: {traceback.format_exc()}")
             outcome = errored(key, e, time.monotonic() - started)
         result = f"{outcome.verdict} in {outcome.seconds:.1f}s" + \
@@ -78,7 +78,7 @@ def run(keys: list[str], one_line: bool = False, parallel: int = 1) -> list[Outc
     return [f.result() for f in futures]
 
 
-def errored(key: str, error: Exception, seconds: float) -> Outcome:
+def errored(key: str, error: BaseException, seconds: float) -> Outcome:
     """The row of a pattern whose run raised: FAIL, the error as its failed check."""
     jobs = [j.name for j in catalogue.patterns()[key].jobs]
     return Outcome(key, jobs, Delivery(0, 0, 0, 0, 0), {}, 0, 0, seconds,
