@@ -55,16 +55,16 @@ def a_streaming_job(prometheus):
     topic = catalogue.job(STREAMING_JOB).inputs[0]
     run = runner.new_run()
     starting = runner.end_offsets([topic])
-    log = runner.checkpoint(STREAMING_JOB, run).parent / f"{STREAMING_JOB}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    job = runner.spawn_job(STREAMING_JOB, runner.job_args(STREAMING_JOB, run, starting, bounded=False), log)
+    job = runner.spawn_job(STREAMING_JOB, runner.job_args(STREAMING_JOB, run, starting, bounded=False),
+                           runner.job_log(STREAMING_JOB, run))
     try:
         def scraped() -> bool:
             assert job.alive(), f"{STREAMING_JOB} exited: {job.log_tail()}"
             generator.produce(topic, 50, run=run)
-            # A rate needs two scrapes of the counter.
-            return all(with_data(prometheus, f'{expr}{{job="{STREAMING_JOB}"}}{window}') for expr, window in (
-                ("kafka_patterns_streaming_state_rows", ""), ("rate(kafka_patterns_streaming_batches_total", "[1m])")))
+            selector = f'{{job="{STREAMING_JOB}"}}'
+            return all(with_data(prometheus, expr) for expr in (
+                f"kafka_patterns_streaming_state_rows{selector}",
+                f"rate(kafka_patterns_streaming_batches_total{selector}[1m])"))  # a rate: two scrapes
         clients.wait_until(scraped, 180, interval=2, what=f"Prometheus to scrape {STREAMING_JOB}'s micro-batches twice")
         yield
     finally:

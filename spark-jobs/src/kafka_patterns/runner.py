@@ -195,6 +195,13 @@ def checkpoint(job: str, run: str, root: PurePath | None = None) -> Path:
     return Path(root or settings.checkpoint_root()) / "scenarios" / run / job
 
 
+def job_log(job: str, run: str) -> Path:
+    """The log of the run's job processes, beside the run's checkpoints (its folder made)."""
+    log = checkpoint(job, run).parent / f"{job}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    return log
+
+
 def run_job(job: str, run: str, starting: dict[str, dict[int, int]] | None = None, *extra: str) -> None:
     """Run a catalogue job to completion: in this process (Spark jobs share one
     session), or with KP_JOB_RUNNER=kubernetes as a one-shot copy of its deployed
@@ -242,8 +249,7 @@ def run_with_faults(job: str, run: str, starting: dict[str, dict[int, int]], fau
       case for duplicates; only a job with a foreachBatch sink can.
     - sigkill / clean-stop: SIGKILL / SIGTERM once the sink has grown by its share."""
     unsupported(faults, RESTARTED_FAULTS, f"run_with_faults({job})")
-    log = checkpoint(job, run).parent / f"{job}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
+    log = job_log(job, run)
     service = JobService(job, job_args(job, run, starting, *extra, bounded=False), log)
     done = []
     for k, mode in enumerate(faults):

@@ -20,6 +20,7 @@ from kafka_patterns.runner import (  # noqa: F401 - the scenarios' kit
     end_offsets,
     group_caught_up,
     job_args,
+    job_log,
     job_output,
     new_run,
     progress,

@@ -66,8 +66,7 @@ def run(records: int = 3_000, more: int = 2_000, faults: Sequence[base.FailureMo
     crash_checks, injected = {}, []
     if faults:
         base.progress(f"{KEY}: batch run 1 as a process, crashing after its writes, before its commit")
-        log = base.checkpoint(job, run_id).parent / f"{job}.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
+        log = base.job_log(job, run_id)
         proc = base.spawn_job(job, base.job_args(job, run_id, first, *ending, base.spark_offsets(end1)), log,
                               env={"KP_CRASH_BEFORE_COMMIT": "1"})
         rc = proc.wait(timeout=120)

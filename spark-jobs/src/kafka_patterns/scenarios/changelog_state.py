@@ -88,8 +88,7 @@ def run(records: int = 4_000,
     base_total, in_range = sum(start_in.values()), sum(end_in.values()) - sum(start_in.values())
     # Static membership: a restarted instance takes its partitions back at once.
     args = ["--group", group, "--transactional-id", tid, "--instance-id", tid, "--batch", "100"]
-    log = base.checkpoint(job, run_id).parent / f"{job}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
+    log = base.job_log(job, run_id)
     injected: list[str] = []
     probe = clients.consumer(group)  # reads the group's committed offsets, never joins it
 

@@ -81,8 +81,7 @@ def clean_with_faults(run_id: str, starting: dict, cleaned: str, faults: Sequenc
     downstream). The caller drains the stage bounded afterwards."""
     base.unsupported(faults, FAULTS, f"{KEY} clean stage")
     job = stages()["clean"].name
-    log = base.checkpoint(job, run_id).parent / f"{job}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
+    log = base.job_log(job, run_id)
     args = base.job_args(job, run_id, starting, "--max-offsets-per-trigger", str(max(50, total // 8)),
                          "--trigger-seconds", "0.5", bounded=False)
     done = []

@@ -64,8 +64,7 @@ def run(records: int = 6_000,
     base_total = sum(start_in.values())
     # Static membership: a restarted copier takes its partitions back at once.
     args = ["--group", group, "--transactional-id", tid, "--instance-id", tid, "--batch", "100"]
-    log = base.checkpoint(job, run_id).parent / f"{job}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
+    log = base.job_log(job, run_id)
     injected: list[str] = []
     zombie_exits: list[int | None] = []  # None: still running after the thaw
     probe = clients.consumer(group)  # reads the group's committed offsets, never joins it
