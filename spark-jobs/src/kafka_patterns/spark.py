@@ -55,6 +55,7 @@ def log_driver_to(path: Path) -> None:
 
 
 LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
+CHECKPOINT_FILE_MANAGER = "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
 
 
 def local_conf() -> dict[str, str]:
@@ -74,6 +75,13 @@ def local_conf() -> dict[str, str]:
             "spark.kafka.consumer.cache.capacity": "256",
             "spark.ui.enabled": "false",
             "spark.sql.session.timeZone": "UTC",
+            # Checkpoint files (offset and commit logs, state store deltas) through Hadoop's
+            # FileSystem API, not FileContext: without Hadoop's native library the local file
+            # system forks a `chmod` or `readlink` process for nearly every call, and
+            # FileContext makes ten such calls per file written, FileSystem two (make bench:
+            # 46 -> 15 ms per checkpoint file; a stateful batch's state commit 330-1,300 ->
+            # 50 ms). Renames on a local disk are atomic (rename(2)) either way.
+            "spark.sql.streaming.checkpointFileManagerClass": CHECKPOINT_FILE_MANAGER,
             # Not spark-warehouse/ in whatever directory the process started from.
             "spark.sql.warehouse.dir": str(ROOT / ".run" / "spark-warehouse"),
             "spark.driver.extraJavaOptions": f"-Djava.net.preferIPv4Stack=true "
