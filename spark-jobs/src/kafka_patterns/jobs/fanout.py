@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     pg.ensure(pg.LEDGER_DDL, ddl(args.role, job.table))
     transform, columns = (averages, AVG_COLUMNS) if args.role == "averager" else (min_max, MINMAX_COLUMNS)
-    base.readings_to_table(job, args, transform, columns)
+    base.readings_to_table(job, args, transform, columns, per_batch=True)
     return 0
 
 
