@@ -20,8 +20,9 @@ input per micro-batch, not a second query over the same records).
 Guarantees: no stage loses a record (Spark checkpoints the offsets a stage has read
 only after its output is written). The Kafka sinks of the three stages are
 at-least-once: a replayed micro-batch is written twice, duplicates are counted. The
-aggregate stage absorbs them: it aggregates the set of distinct readings (sensor,
-seq) of a window, so a reading delivered twice counts once. It emits the current
+aggregate stage absorbs them: it drops a reading (run, sensor, seq) it has already
+counted (kept in state until the watermark passes it), so a reading delivered twice
+counts once. It emits the current
 value of a window (update mode), so a window has several versions downstream; the
 sink keeps the one with the highest count per (run, station, window) by an upsert
 that never lowers a count: replays and duplicates are idempotent, the PostgreSQL
@@ -131,18 +132,19 @@ def aggregate(enriched: DataFrame, topic: str) -> DataFrame:
     event time, late events beyond it dropped)."""
     with_time = enriched.withColumn("event_time", spark.event_time(F.col("ts"))).withWatermark("event_time",
                                                                                                WATERMARK)
-    # A set of (sensor, seq, temperature) per window, not a running count: a reading the
-    # at-least-once stages upstream delivered twice is the same set element, so it
-    # counts once (state grows with the readings of an open window; the watermark drops it).
-    agg = with_time.groupBy(F.window("event_time", WINDOW).alias("w"), "run", "station", "region").agg(
-        F.collect_set(F.struct("sensor", "seq", "temperature")).alias("readings"))
-    temps = F.transform("readings", lambda x: x["temperature"])
+    # A reading the at-least-once stages upstream delivered twice is dropped before it is
+    # counted: its (run, sensor, seq) is kept in state until the watermark passes its event
+    # time (a copy carries the same event time, which as a key lets Spark evict it). Not a
+    # set of readings per window in the aggregation's state, which every micro-batch read
+    # and rewrote whole for each window it touched.
+    distinct = with_time.dropDuplicates(["run", "sensor", "seq", "event_time"])
+    agg = distinct.groupBy(F.window("event_time", WINDOW).alias("w"), "run", "station", "region").agg(
+        F.count(F.lit(1)).alias("n"), F.sum("temperature").alias("temperature_sum"),
+        F.min("temperature").alias("temperature_min"), F.max("temperature").alias("temperature_max"))
     rows = agg.select(*[F.col(c) for c in ("run", "station", "region")],
                       (F.unix_micros(F.col("w.start")) / 1000).cast("long").alias("window_start"),
                       (F.unix_micros(F.col("w.end")) / 1000).cast("long").alias("window_end"),
-                      F.size("readings").cast("long").alias("n"),
-                      F.aggregate(temps, F.lit(0.0), lambda acc, t: acc + t).alias("temperature_sum"),
-                      F.array_min(temps).alias("temperature_min"), F.array_max(temps).alias("temperature_max"))
+                      "n", "temperature_sum", "temperature_min", "temperature_max")
     return rows.select(F.lit(topic).alias("topic"),
                        F.concat_ws("|", "run", "station", F.col("window_start").cast("string")).alias("key"),
                        F.to_json(F.struct(*AGG_FIELDS)).alias("value"))
