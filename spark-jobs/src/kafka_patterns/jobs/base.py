@@ -58,6 +58,13 @@ class JobParser(argparse.ArgumentParser):
         return super().parse_args([*self.job.args, *given], namespace)
 
 
+# The dead-letter query re-reads the job's input on a trigger of its own, at least this
+# long: a letter is for a person or a repair job, not latency-bound, and each micro-batch
+# costs its planning and a Spark job whatever it holds. At the main query's 0.5 s it ran
+# as many batches as the main query and took as much of the host (make bench: exactly-once).
+DEAD_LETTER_TRIGGER_SECONDS = 5.0
+
+
 def parser(job: catalogue.Job, doc: str | None) -> JobParser:
     """The options every Spark job takes; a job adds its own before parse_args."""
     p = JobParser(job, doc)
@@ -67,7 +74,9 @@ def parser(job: catalogue.Job, doc: str | None) -> JobParser:
                    help="earliest, latest or Spark's JSON {topic: {partition: offset}}; new checkpoints only")
     p.add_argument("--checkpoint", type=Path, default=None,
                    help="checkpoint directory (default: $CHECKPOINT_ROOT/<job>)")
-    p.add_argument("--trigger-seconds", type=float, default=2.0, help="micro-batch interval when running continuously")
+    p.add_argument("--trigger-seconds", type=float, default=2.0,
+                   help="micro-batch interval when running continuously (a dead-letter query's: at least "
+                        f"{DEAD_LETTER_TRIGGER_SECONDS:g} s)")
     p.add_argument("--max-offsets-per-trigger", type=int, default=None,
                    help="cap a micro-batch (smaller batches: finer-grained restarts)")
     p.add_argument("--mode", choices=MODES, default=job.mode,
@@ -151,13 +160,6 @@ def valid_readings(records, job: catalogue.Job, args: argparse.Namespace, query:
 
     parsed = spark.parse_readings(records)
     return spark.valid_only(parsed), start_dead_letters(parsed, job, args, query)
-
-
-# The dead-letter query re-reads the job's input on a trigger of its own, at least this
-# long: a letter is for a person or a repair job, not latency-bound, and each micro-batch
-# costs its planning and a Spark job whatever it holds. At the main query's 0.5 s it ran
-# as many batches as the main query and took as much of the host (make bench: exactly-once).
-DEAD_LETTER_TRIGGER_SECONDS = 5.0
 
 
 def start_dead_letters(parsed, job: catalogue.Job, args: argparse.Namespace, query: str = "deadletters"):
