@@ -22,13 +22,12 @@ only after its output is written). The Kafka sinks of the three stages are
 at-least-once: a replayed micro-batch is written twice, duplicates are counted. The
 aggregate stage absorbs them: it drops a reading (run, sensor, seq) it has already
 counted (kept in state until the watermark passes it), so a reading delivered twice
-counts once. It emits the current
-value of a window (update mode), so a window has several versions downstream; the
-sink keeps the one with the highest count per (run, station, window) by an upsert
-that never lowers a count: replays and duplicates are idempotent, the PostgreSQL
-result is exactly-once. Events later than
-the watermark are dropped by the aggregate stage (the pipeline scenario has none;
-the time-semantics pattern shows and counts them).
+counts once. It emits the current value of a window (update mode), so a window has
+several versions downstream; the sink keeps the one with the highest count per (run,
+station, window) by an upsert that never lowers a count: replays and duplicates are
+idempotent, the PostgreSQL result is exactly-once. Events later than the watermark are
+dropped by the aggregate stage (the pipeline scenario has none; the time-semantics
+pattern shows and counts them).
 """
 
 from __future__ import annotations
