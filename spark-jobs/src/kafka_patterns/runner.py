@@ -311,8 +311,13 @@ def read_records(start: dict[str, dict[int, int]], end: dict[str, dict[int, int]
         for m in consumer.consume(1000, timeout=0.5):
             if m.error() or m.offset() >= end[m.topic()][m.partition()]:
                 continue
-            pos[(m.topic(), m.partition())] = m.offset() + 1
             out.append(m)
+        # The consumer's position, not the last message's offset + 1: a transaction's
+        # commit or abort marker, and an aborted transaction's records, take offsets for
+        # which no message comes (a topic a transactional job also writes, such as a
+        # shared dead-letter topic, can end with a marker).
+        for tp in consumer.position([TopicPartition(t, p) for t, p in wanted]):
+            pos[(tp.topic, tp.partition)] = max(pos[(tp.topic, tp.partition)], tp.offset)
         return all(pos[tp] >= end[tp[0]][tp[1]] for tp in wanted)
 
     try:
