@@ -29,6 +29,22 @@ def events(group: str) -> list[tuple]:
                     (group,))
 
 
+def lost_neighbours(acked: set, rows: Sequence[tuple], log, limit: int = 3) -> list[str]:
+    """Where the first lost items sat: the partition their key's other items came from
+    and the workers that processed the same key's items just before and after (a loss
+    at a handover names both sides), and the workers' log lines about dead letters."""
+    by_id = {(k, s): (w, p) for k, s, w, p in rows}
+    notes = []
+    for key, seq in sorted(acked - by_id.keys())[:limit]:
+        before = max((s for k, s in by_id if k == key and s < seq), default=None)
+        after = min((s for k, s in by_id if k == key and s > seq), default=None)
+        side = {name: f"#{s} by {by_id[key, s][0]} (partition {by_id[key, s][1]})"
+                for name, s in (("before", before), ("after", after)) if s is not None}
+        notes.append(f"lost {key}#{seq}: {side}")
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    return notes + [line for line in lines if "dead-lettered" in line or "Error" in line][-5:]
+
+
 @base.timed
 def run(records: int = 6_000, workers: int = 8, rate: float = 1000.0,
         faults: Sequence[base.FailureMode] = (base.FailureMode.SIGKILL,)) -> base.Outcome:
@@ -106,6 +122,8 @@ def run(records: int = 6_000, workers: int = 8, rate: float = 1000.0,
                     "WHERE grp = %s ORDER BY id", (group,))
     received = [(k, s) for k, s, _, _ in rows]
     d = account(acked, received, order="per-key")
+    if d.lost:
+        notes += lost_neighbours(acked, rows, log)
     evs = [e for e in events(group) if e[3] < stop_at]
     overlaps = wq.overlapping_owners(wq.ownership_intervals(evs, deaths, stop_at))
     notes += overlaps[:3]
