@@ -48,8 +48,9 @@ def reading(seq: int, sensor: str = "sensor-01", temperature: float = 20.0, run:
 class FakeMessage:
     """A stand-in for confluent_kafka.Message in unit tests of the client jobs."""
 
-    def __init__(self, value: bytes, partition: int = 0, offset: int = 0, delivery_count: int = 1):
-        self._v, self._p, self._o, self._n = value, partition, offset, delivery_count
+    def __init__(self, value: bytes, partition: int = 0, offset: int = 0, delivery_count: int = 1,
+                 headers: list[tuple[str, bytes | None]] | None = None):
+        self._v, self._p, self._o, self._n, self._h = value, partition, offset, delivery_count, headers
 
     def value(self) -> bytes:
         return self._v
@@ -62,6 +63,9 @@ class FakeMessage:
 
     def delivery_count(self) -> int:
         return self._n
+
+    def headers(self) -> list[tuple[str, bytes | None]] | None:
+        return self._h
 
 
 def first_error(config: dict, timeout: float = 30):

@@ -18,22 +18,24 @@ def write_letters(job: str, reasons: list[str]) -> None:
     producer = clients.producer()  # the harness: it may write weather.* topics
     for i, reason in enumerate(reasons):
         producer.produce(dlq.TOPIC, f"bad-{job}-{i}".encode(), b"sensor-01", headers=[
+            ("trace-id", f"{job}-{i}".encode()),  # the record's own header, carried by its letter
             ("reason", reason.encode()), ("source.topic", b"weather.readings"), ("source.partition", b"0"),
             ("source.offset", str(i).encode()), ("job", job.encode())])
     assert producer.flush(30) == 0
 
 
-def replayed_values(job: str, since: dict[int, int]) -> list[bytes]:
+def replayed(job: str, since: dict[int, int]) -> list[tuple[bytes, list]]:
+    """The replayed records of this job's letters: (value, header names)."""
     topic = "weather.readings"
     consumer = clients.consumer(f"harness-dlq-probe-{uuid.uuid4().hex[:8]}")
     consumer.assign([TopicPartition(topic, p, o) for p, o in since.items()])
-    found: list[bytes] = []
+    found: list[tuple[bytes, list]] = []
     try:
         def seen_both() -> bool:
             for m in consumer.consume(500, timeout=0.5):
                 headers = dict(m.headers() or []) if m.error() is None else {}
                 if "replayed.from" in headers and m.value().startswith(f"bad-{job}-".encode()):
-                    found.append(m.value())
+                    found.append((m.value(), m.headers()))
             return len(found) >= 2
         clients.wait_until(seen_both, timeout=60, interval=0, what="the replayed letters in weather.readings")
     finally:
@@ -50,4 +52,8 @@ def test_letters_are_grouped_by_reason_and_one_reason_is_replayed(cluster):
         groups = {g.reason: g.count for g in dlq.group(ours)}
         assert groups == {"not JSON": 2, "ts out of range": 1}
         assert dlq.replay(ours, "not JSON") == 2
-    assert sorted(replayed_values(job, since)) == [f"bad-{job}-0".encode(), f"bad-{job}-2".encode()]
+    back = sorted(replayed(job, since))
+    assert [value for value, _ in back] == [f"bad-{job}-0".encode(), f"bad-{job}-2".encode()]
+    # Each goes back with its own header and the letter it came from, none of the letter's headers.
+    assert [[k for k, _ in headers] for _, headers in back] == [["trace-id", "replayed.from"]] * 2
+    assert [dict(headers)["trace-id"] for _, headers in back] == [f"{job}-0".encode(), f"{job}-2".encode()]

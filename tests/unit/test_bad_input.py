@@ -47,3 +47,15 @@ def test_a_client_jobs_letter_names_reason_source_and_job():
     got = dict(deadletters.headers(Msg(b"{", partition=4, offset=99), "not JSON", "work-queue"))
     assert got == {"reason": b"not JSON", "source.topic": b"work.queue", "source.partition": b"4",
                    "source.offset": b"99", "job": b"work-queue"}
+
+
+def test_a_client_jobs_letter_carries_the_records_own_headers_first():
+    class Msg(FakeMessage):
+        def topic(self):
+            return "weather.readings"
+
+    own = [("apicurio.value.globalId", b"\x00\x00\x00\x00\x00\x00\x00\x15"), ("trace", None),
+           ("reason", b"forged by the producer")]  # a letter's own header name is the letter's alone
+    got = deadletters.headers(Msg(b"{", headers=own), "not JSON", "fanout-logger")
+    assert got[:2] == own[:2]
+    assert [k for k, _ in got[2:]] == list(deadletters.HEADERS) and dict(got)["reason"] == b"not JSON"

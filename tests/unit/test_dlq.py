@@ -38,3 +38,10 @@ def test_the_dlq_user_may_write_every_input_of_a_dead_lettering_job_and_nothing_
     writable = {a["resource"]["name"] for a in user["acls"] if "Write" in a["operations"]}
     assert all(a["resource"].get("patternType") == "literal" for a in user["acls"])
     assert writable == inputs
+
+
+def test_a_replayed_record_goes_back_with_its_own_headers_and_names_its_letter():
+    tag = ("apicurio.value.globalId", b"\x00\x00\x00\x00\x00\x00\x00\x15")
+    earlier = ("replayed.from", b"weather.deadletter/0/3")  # refused again after an earlier replay
+    x = dlq.Letter(2, 41, b"k", b"v", {"reason": "does not match"}, (tag, earlier))
+    assert dlq.replay_headers(x) == [tag, ("replayed.from", b"weather.deadletter/2/41")]

@@ -81,6 +81,21 @@ def test_without_a_registry_no_tag_is_checked(tagged_records, kafka_records, mon
     assert parsed.columns == kp_spark.parse_readings(kafka_records([reading(1)])).columns
 
 
+def test_a_refused_records_letter_carries_its_tag_so_a_replay_is_held_to_it_again(tagged_records, monkeypatch):
+    monkeypatch.setattr(schema_tags, "known_ids", lambda: KNOWN)
+    from kafka_patterns import deadletters
+
+    parsed = kp_spark.parse_readings(tagged_records([(reading(1), tag(11)), (reading(2, pressure=1.0), tag(11)),
+                                                     (b"{oops", None)]))
+    letters = kp_spark.dead_letter_rows(parsed, "weather.deadletter", "pipeline-clean").orderBy("value").collect()
+    headers = [[(h.key, bytes(h.value)) for h in row.headers] for row in letters]
+    assert [[k for k, _ in h] for h in headers] == [["trace", VALUE_ID_HEADER, *deadletters.HEADERS],
+                                                    list(deadletters.HEADERS)]
+    assert headers[0][:2] == tag(11)
+    assert kp_spark.valid_only(parsed).columns == kp_spark.valid_only(
+        kp_spark.parse_readings(tagged_records([(reading(1), None)]))).columns
+
+
 class FakeRegistry:
     group = "kafka-patterns"
 

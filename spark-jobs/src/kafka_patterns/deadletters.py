@@ -1,10 +1,15 @@
-"""Dead letters, one shape for every job: the record's original key and value, and in
-headers why it was refused and where it came from (HEADERS). A job routes a bad record
+"""Dead letters, one shape for every job: the record's original key, value and headers,
+and in headers of its own why it was refused and where it came from (HEADERS). The
+record's headers go along so that a replay (kafka_patterns.dlq) gives the record back as
+it was: a schema tag (kafka_patterns.registry) still names the version it was written
+in, and the record is held to it again. A job routes a bad record
 to its catalogue dead-letter topic (jobs.<job>.deadletter) and carries on; `reason` is
 the reading contract's (kafka_patterns.readings). The Spark jobs build the same rows
 with spark.dead_letter_rows; the client jobs send them with DeadLetters."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from confluent_kafka import KafkaError, Message, Producer
 
@@ -14,10 +19,20 @@ from kafka_patterns import clients
 HEADERS = ("reason", "source.topic", "source.partition", "source.offset", "job")
 
 
-def headers(message: Message, reason: str, job: str) -> list[tuple[str, bytes]]:
-    """The dead-letter headers of a consumed record (pure)."""
+Header = tuple[str, bytes | None]
+
+
+def carried(record_headers: Sequence[Header] | None) -> list[Header]:
+    """The headers of a record a letter carries along, or those a letter carried: all
+    but the letter's own (HEADERS), so a record refused again holds one set (pure)."""
+    return [(k, v) for k, v in record_headers or () if k not in HEADERS]
+
+
+def headers(message: Message, reason: str, job: str) -> list[Header]:
+    """The headers of a consumed record's letter: the record's own, then the letter's (pure)."""
     values = (reason, message.topic(), message.partition(), message.offset(), job)
-    return [(name, str(value).encode()) for name, value in zip(HEADERS, values, strict=True)]
+    return carried(message.headers()) + [(name, str(value).encode())
+                                         for name, value in zip(HEADERS, values, strict=True)]
 
 
 class DeadLetters:

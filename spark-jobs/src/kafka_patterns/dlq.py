@@ -5,10 +5,11 @@
 
 `show` reads the whole topic and groups the letters by their `reason` header (see
 kafka_patterns.deadletters), with the jobs that wrote them and where they came from.
-`replay` writes the original key and value of every letter with that exact reason
-back to its source topic (acks=all, idempotent), with a `replayed.from` header naming
-the letter; after a fix the job takes them again, and what is still bad comes back as
-a new letter. Runs as the catalogue user `dlq` (read the dead-letter topic, write
+`replay` writes the original key, value and headers of every letter with that exact
+reason back to its source topic (acks=all, idempotent), with a `replayed.from` header
+naming the letter; after a fix the job takes them again (a schema tag among the
+headers holds them to their version again), and what is still bad comes back as a new
+letter. Runs as the catalogue user `dlq` (read the dead-letter topic, write
 the sources it may replay to).
 """
 
@@ -22,12 +23,13 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 
-from kafka_patterns import catalogue, clients
+from kafka_patterns import catalogue, clients, deadletters
 
 USER = "dlq"
 TOPIC = "weather.deadletter"
 # The consumer's group id (librdkafka looks its coordinator up; nothing is joined or committed).
 GROUP = "dlq-reader"
+REPLAYED_FROM = "replayed.from"
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ class Letter:
     key: bytes | None
     value: bytes | None
     headers: dict[str, str]
+    carried: tuple[deadletters.Header, ...] = ()  # the record's own headers (deadletters.carried)
 
     @property
     def reason(self) -> str:
@@ -78,7 +81,8 @@ def read_all(topic: str = TOPIC, timeout: float = 30.0) -> list[Letter]:
 def _drain(consumer: Consumer, ends: dict[int, tuple[int, int]], todo: set[int], letters: list[Letter]) -> bool:
     for msg in consumer.consume(1000, timeout=0.5):
         if msg.error() is None:
-            letters.append(Letter(msg.partition(), msg.offset(), msg.key(), msg.value(), _headers(msg.headers())))
+            letters.append(Letter(msg.partition(), msg.offset(), msg.key(), msg.value(), _headers(msg.headers()),
+                                  tuple(deadletters.carried(msg.headers()))))
             if msg.offset() + 1 >= ends[msg.partition()][1]:
                 todo.discard(msg.partition())
         elif msg.partition() is not None and msg.error().code() == KafkaError._PARTITION_EOF:
@@ -119,6 +123,13 @@ def to_replay(letters: list[Letter], reason: str) -> list[Letter]:
     return list(chosen.values())
 
 
+def replay_headers(letter: Letter) -> list[deadletters.Header]:
+    """The headers a replayed record goes back with: its own, and `replayed.from` naming
+    this letter (in place of an earlier replay's) (pure)."""
+    return [*(h for h in letter.carried if h[0] != REPLAYED_FROM),
+            (REPLAYED_FROM, f"{TOPIC}/{letter.partition}/{letter.offset}".encode())]
+
+
 def replay(letters: list[Letter], reason: str) -> int:
     """Write the letters with `reason` back to their source topics, each source record
     once; returns how many."""
@@ -135,7 +146,7 @@ def replay(letters: list[Letter], reason: str) -> int:
 
     for x in chosen:
         producer.produce(x.headers["source.topic"], x.value, x.key, on_delivery=delivered,
-                         headers=[("replayed.from", f"{TOPIC}/{x.partition}/{x.offset}".encode())])
+                         headers=replay_headers(x))
         producer.poll(0)
     remaining = producer.flush(60)
     if errors or remaining:

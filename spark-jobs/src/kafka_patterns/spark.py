@@ -166,6 +166,10 @@ def kafka_options() -> dict[str, str]:
             **{f"kafka.{k}": v for k, v in java_client_settings(clients.security_settings()).items()}}
 
 
+# The type of the Kafka source's `headers` column and of the Kafka sink's.
+KAFKA_HEADERS = "array<struct<key:string,value:binary>>"
+
+
 def _headers_option(topics: list[str]) -> dict[str, str]:
     return {"includeHeaders": "true"} if schema_tags.checked(topics) else {}
 
@@ -257,13 +261,16 @@ def parse_readings(records: DataFrame) -> DataFrame:
     """Kafka records -> one row per record with the reading's fields, `error` naming why
     the value breaks the reading contract, or, where a registry is configured, why its
     schema tag refuses it (schema_tags; null for a valid reading; the fields of an
-    invalid one are not to be used), the record's topic/partition/offset, and `raw`, its
-    value's bytes as they came (what a dead letter carries)."""
+    invalid one are not to be used), the record's topic/partition/offset, and `raw` and
+    `source_headers`, its value's bytes and its headers as they came (what a dead letter
+    carries; no headers where the source was read without them)."""
     # Records without headers (read without includeHeaders) carry no tag to check.
-    known = schema_tags.known_ids() if "headers" in records.columns else None
+    has_headers = "headers" in records.columns
+    known = schema_tags.known_ids() if has_headers else None
     parsed = records.select(
         F.col("key").cast("string").alias("key"), F.col("value").alias("raw"),
         "topic", "partition", "offset", F.col("timestamp").alias("kafka_ts"), "value",
+        (F.col("headers") if has_headers else F.lit(None).cast(KAFKA_HEADERS)).alias("source_headers"),
         F.expr("try_parse_json(cast(value as string))").alias("v"), *(["headers"] if known else []))
     fields = [F.expr(f"try_variant_get(v, '$.{f}', '{_SQL_TYPE[k]}')").alias(f) for f, k in readings.KINDS.items()]
     error = _contract_error() if known is None else schema_tags.tag_errors(_contract_error(), known)
@@ -272,8 +279,8 @@ def parse_readings(records: DataFrame) -> DataFrame:
 
 
 def valid_only(parsed: DataFrame) -> DataFrame:
-    """The valid readings of parse_readings, without the error and raw columns."""
-    return parsed.where(F.col("error").isNull()).drop("error", "raw")
+    """The valid readings of parse_readings, without what only a dead letter needs."""
+    return parsed.where(F.col("error").isNull()).drop("error", "raw", "source_headers")
 
 
 def valid_readings(records: DataFrame) -> DataFrame:
@@ -287,10 +294,17 @@ def kafka_header(name: str, value: Column) -> Column:
     return F.struct(F.lit(name).alias("key"), value.cast("string").cast("binary").alias("value"))
 
 
-def dead_letter_headers(job: str) -> Column:
-    """The deadletters.HEADERS of a parsed record (its reason and source), as Kafka headers."""
+def dead_letter_headers(parsed: DataFrame, job: str) -> Column:
+    """The headers of a parsed record's dead letter, as deadletters.headers makes them:
+    the record's own (deadletters.carried; where `parsed` has them, as parse_readings'
+    source_headers), then the letter's (its reason and source)."""
     values = (F.col("error"), F.col("topic"), F.col("partition"), F.col("offset"), F.lit(job))
-    return F.array(*[kafka_header(name, value) for name, value in zip(deadletters.HEADERS, values, strict=True)])
+    letter = F.array(*[kafka_header(name, value) for name, value in zip(deadletters.HEADERS, values, strict=True)])
+    if "source_headers" not in parsed.columns:
+        return letter
+    own = F.filter(F.coalesce(F.col("source_headers"), F.array().cast(KAFKA_HEADERS)),
+                   lambda h: ~h["key"].isin(*deadletters.HEADERS))
+    return F.concat(own, letter)
 
 
 def dead_letter_rows(parsed: DataFrame, topic: str, job: str) -> DataFrame:
@@ -298,7 +312,7 @@ def dead_letter_rows(parsed: DataFrame, topic: str, job: str) -> DataFrame:
     dead-letter `topic`, with deadletters.HEADERS (pure)."""
     return parsed.where(F.col("error").isNotNull()).select(
         F.lit(topic).alias("topic"), F.col("key"), F.col("raw").alias("value"),
-        dead_letter_headers(job).alias("headers"))
+        dead_letter_headers(parsed, job).alias("headers"))
 
 
 def route_rows(parsed: DataFrame, routes: Sequence[tuple[str, Column, Column]], deadletter_topic: str,
@@ -308,7 +322,7 @@ def route_rows(parsed: DataFrame, routes: Sequence[tuple[str, Column, Column]], 
     holds, a record that breaks the contract once to the dead-letter topic with its
     reason. One scan of the source and no union, so the query also runs in real-time
     mode, which refuses a union of a source with itself (pure)."""
-    target = F.struct(F.lit(deadletter_topic).alias("topic"), dead_letter_headers(job).alias("headers"))
+    target = F.struct(F.lit(deadletter_topic).alias("topic"), dead_letter_headers(parsed, job).alias("headers"))
     routed = F.filter(F.array(*[F.when(predicate, F.struct(F.lit(topic).alias("topic"), headers.alias("headers")))
                                 for topic, predicate, headers in routes]), lambda t: t.isNotNull())
     targets = F.when(F.col("error").isNotNull(), F.array(target)).otherwise(routed)

@@ -114,7 +114,7 @@ def enrich(parsed: DataFrame, profiles: DataFrame, topic: str, deadletter_topic:
     return joined.select(F.when(valid, F.lit(topic)).otherwise(F.lit(deadletter_topic)).alias("topic"),
                          F.when(valid, F.col("sensor")).otherwise(F.col("key")).alias("key"),
                          F.when(valid, value).otherwise(F.col("raw")).alias("value"),
-                         F.when(valid, headers).otherwise(spark.dead_letter_headers(job)).alias("headers"))
+                         F.when(valid, headers).otherwise(spark.dead_letter_headers(joined, job)).alias("headers"))
 
 
 # --- stage 3: aggregate -------------------------------------------------------------

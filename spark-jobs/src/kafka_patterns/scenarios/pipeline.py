@@ -126,7 +126,8 @@ def run(records: int = 1_500, malformed: int = 30, faults: Sequence[base.Failure
     # Dead letters: exactly the malformed records, each with a reason.
     dead = [m for m in base.read_records({deadletter: start[deadletter]})
             if (m.key() or b"").decode().startswith(f"malformed-{run_id}-")]
-    reasons = {m.key().decode(): dict((k, v.decode()) for k, v in (m.headers() or [])).get("reason") for m in dead}
+    reason_of = {m.key().decode(): dict(m.headers() or []).get("reason") for m in dead}
+    reasons = {key: reason.decode() if reason is not None else None for key, reason in reason_of.items()}
     # Enriched readings: each valid reading, each with its station's profile.
     want_profiles = profiles(run_id)
     enriched_ids, unprofiled = [], 0
