@@ -66,6 +66,21 @@ def test_a_playbook_prints_a_line_per_play_its_notes_and_what_changed(tmp_path):
     assert not any("TASK [" in line for line in lines)
 
 
+def test_a_play_without_hosts_says_so_instead_of_a_time(tmp_path):
+    path = tmp_path / "play.yml"
+    path.write_text(json.dumps([
+        {"name": "Schema registry", "hosts": "registry", "gather_facts": False, "tasks": []},
+        {"name": "Last play", "hosts": "localhost", "gather_facts": False,
+         "tasks": [{"name": "Nothing", "ansible.builtin.debug": {"msg": "done"}}]}]))
+    cmd = [str(VENV_BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+           "-e", f"ansible_python_interpreter={sys.executable}", str(path)]
+    rc, lines = run(cmd, tmp_path / "run.log", **ansible_env())
+    assert rc == 0, lines
+    steps_shown = [line.split() for line in lines if line.startswith("  Schema") or line.startswith("  Last")]
+    assert steps_shown[0] == ["Schema", "registry", "no", "host"]
+    assert steps_shown[1][:2] == ["Last", "play"] and steps_shown[1][-1].endswith("s")
+
+
 def test_a_failing_task_prints_the_step_the_task_its_message_and_the_log(tmp_path):
     rc, lines, _ = ansible(tmp_path, [{"name": "Refuse", "ansible.builtin.fail": {"msg": "the port 9092 is taken"}}])
     assert rc != 0

@@ -44,6 +44,11 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_play_start(self, play):
         self._emit(event="play", name=play.get_name().strip())
 
+    def v2_playbook_on_no_hosts_matched(self):
+        # The inventory has no host for this play (no schema registry among real hosts):
+        # the runner says so rather than print a time as if the step had run.
+        self._emit(event="no_hosts")
+
     def v2_playbook_on_task_start(self, task, is_conditional):
         self._emit(event="task", name=task.get_name().strip())
 

@@ -43,6 +43,7 @@ class Progress:
     step_started: float = field(default_factory=time.monotonic)
     failures: list[dict] = field(default_factory=list)
     changed: dict[str, int] | None = None
+    no_hosts: bool = False  # the running play matched no host of the inventory
 
     def elapsed(self) -> float:
         return time.monotonic() - self.step_started
@@ -66,8 +67,8 @@ class Display:
         self.stream.write(text + "\n")
         self.stream.flush()
 
-    def step_done(self, name: str, seconds: float) -> None:
-        self.line(f"  {name:<58} {seconds:6.1f}s")
+    def step_done(self, name: str, seconds: float, no_hosts: bool = False) -> None:
+        self.line(f"  {name:<58} {'no host' if no_hosts else f'{seconds:6.1f}s'}")
         self._last_beat = time.monotonic()
 
     def running(self, progresses: Sequence[Progress]) -> None:
@@ -98,8 +99,11 @@ def apply(event: dict, progress: Progress, display: Display) -> None:
     kind = event.get("event")
     if kind == "play":
         if progress.step is not None:
-            display.step_done(progress.step, progress.elapsed())
+            display.step_done(progress.step, progress.elapsed(), progress.no_hosts)
         progress.step, progress.task, progress.step_started = event["name"] or "(unnamed play)", "", time.monotonic()
+        progress.no_hosts = False
+    elif kind == "no_hosts":
+        progress.no_hosts = True
     elif kind == "task":
         progress.task = event["name"]
     elif kind == "note":
@@ -212,7 +216,8 @@ class Child:
         os.close(self.read_end)
         self.out.close()
         if self.rc == 0:
-            self.display.step_done(self.progress.step or self.progress.title, self.progress.elapsed())
+            self.display.step_done(self.progress.step or self.progress.title, self.progress.elapsed(),
+                                   self.progress.no_hosts)
         return False
 
     def report_failure(self) -> None:
