@@ -81,6 +81,18 @@ def test_a_play_without_hosts_says_so_instead_of_a_time(tmp_path):
     assert steps_shown[1][:2] == ["Last", "play"] and steps_shown[1][-1].endswith("s")
 
 
+def test_a_play_run_a_host_at_a_time_is_one_step(tmp_path):
+    path = tmp_path / "play.yml"
+    path.write_text(json.dumps([{"name": "Stop the nodes", "hosts": "all", "serial": 1, "gather_facts": False,
+                                 "tasks": [{"name": "Nothing", "ansible.builtin.debug": {"msg": "stopped"}}]}]))
+    cmd = [str(VENV_BIN / "ansible-playbook"), "-i", "node-1,node-2,node-3,", "-c", "local",
+           "-e", f"ansible_python_interpreter={sys.executable}", str(path)]
+    rc, lines = run(cmd, tmp_path / "run.log", **ansible_env())
+    assert rc == 0, lines
+    assert len([line for line in lines if line.startswith("  Stop the nodes")]) == 1, lines
+    assert lines.count("    stopped") == 3
+
+
 def test_a_failing_task_prints_the_step_the_task_its_message_and_the_log(tmp_path):
     rc, lines, _ = ansible(tmp_path, [{"name": "Refuse", "ansible.builtin.fail": {"msg": "the port 9092 is taken"}}])
     assert rc != 0
