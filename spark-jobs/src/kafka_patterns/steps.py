@@ -97,9 +97,9 @@ def _columns() -> int:
 def apply(event: dict, progress: Progress, display: Display) -> None:
     """Fold one callback event into the progress, printing a finished step."""
     kind = event.get("event")
-    if kind == "play" and event["name"] and event["name"] == progress.step:
-        return  # the same play's next batch of hosts (`serial`): one step
     if kind == "play":
+        if event["name"] and event["name"] == progress.step:
+            return  # the same play's next batch of hosts (`serial`): one step
         if progress.step is not None:
             display.step_done(progress.step, progress.elapsed(), progress.no_hosts)
         progress.step, progress.task, progress.step_started = event["name"] or "(unnamed play)", "", time.monotonic()

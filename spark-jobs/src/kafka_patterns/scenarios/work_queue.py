@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from kafka_patterns import catalogue, clients, generator, pg
 from kafka_patterns.delivery import account
@@ -29,7 +30,7 @@ def events(group: str) -> list[tuple]:
                     (group,))
 
 
-def lost_neighbours(acked: set, rows: Sequence[tuple], log, limit: int = 3) -> list[str]:
+def lost_neighbours(acked: set, rows: Sequence[tuple], log: Path, limit: int = 3) -> list[str]:
     """Where the first lost items sat: the partition their key's other items came from
     and the workers that processed the same key's items just before and after (a loss
     at a handover names both sides), and the workers' log lines about dead letters."""
