@@ -24,7 +24,10 @@ def test_a_topic_that_ends_with_a_commit_marker_is_read_back_to_its_end(cluster)
         producer.begin_transaction()
         producer.produce(topic, key=run, value=f"read-back probe {run}")
         producer.commit_transaction(30)
-    end = runner.end_offsets([topic])
+    # commit_transaction returns once the coordinator has logged the commit; it writes the
+    # marker to the partition after that, and only then does the (read_committed) end move.
+    end = clients.wait_until(lambda: _moved(start, runner.end_offsets([topic]), topic), timeout=30,
+                             what=f"the probe's commit marker on {topic}")
     (partition,) = [p for p, o in end[topic].items() if o > start[topic][p]]
     # The record and its commit marker: the end is one past the marker.
     assert end[topic][partition] == start[topic][partition] + 2
@@ -32,3 +35,8 @@ def test_a_topic_that_ends_with_a_commit_marker_is_read_back_to_its_end(cluster)
     records = runner.read_records(start, end, timeout=20)
 
     assert [m.value().decode() for m in records] == [f"read-back probe {run}"]
+
+
+def _moved(start: dict, end: dict, topic: str) -> dict | None:
+    """`end` once some partition of the topic has moved past `start`, else None."""
+    return end if any(o > start[topic][p] for p, o in end[topic].items()) else None
