@@ -168,7 +168,7 @@ def start_dead_letters(parsed, job: catalogue.Job, args: argparse.Namespace, que
     from kafka_patterns import spark
 
     letters = spark.dead_letter_rows(parsed, job.deadletter_topic, job.name)
-    return start(letters.writeStream.format("kafka").options(**spark.kafka_options()), job, args, query,
+    return start(letters.writeStream.format("kafka").options(**spark.kafka_sink_options()), job, args, query,
                  stateless_kafka_sink=True, min_trigger_seconds=DEAD_LETTER_TRIGGER_SECONDS)
 
 

@@ -138,7 +138,7 @@ def run_once(job: catalogue.Job, args: argparse.Namespace) -> dict:
             malformed = parsed.where(F.col("error").isNotNull()).count()
             if malformed:  # before the commit: a crash re-reads the range and sends them again
                 (spark.dead_letter_rows(parsed, job.deadletter_topic, job.name)
-                 .write.format("kafka").options(**spark.kafka_options()).save())
+                 .write.format("kafka").options(**spark.kafka_sink_options()).save())
             rows = [tuple(r) for r in aggregate(parsed.where(F.col("error").isNull())).collect()]
         finally:
             parsed.unpersist()

@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     records = spark.read_stream(session, list(job.inputs), args.starting_offsets, **base.source_options(args))
     (out,) = job.output_topics
     parsed = parse_events(records)
-    writer = (transform(parsed).writeStream.format("kafka").options(**spark.kafka_options())
+    writer = (transform(parsed).writeStream.format("kafka").options(**spark.kafka_sink_options())
               .option("topic", out))
     base.await_all([base.start_dead_letters(parsed, job, args),
                     base.start(writer, job, args, stateless_kafka_sink=True)])

@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     session = spark.session(job.name)
     records = spark.read_stream(session, list(job.inputs), args.starting_offsets, **base.source_options(args))
     routed = route(spark.parse_readings(records), job.deadletter_topic, job.name)
-    writer = routed.writeStream.format("kafka").options(**spark.kafka_options())
+    writer = routed.writeStream.format("kafka").options(**spark.kafka_sink_options())
     base.await_all([base.start(writer, job, args, stateless_kafka_sink=True)])
     return 0
 

@@ -182,7 +182,7 @@ def upsert(table: str, rows: list[tuple]) -> None:
 def kafka_writer(df: DataFrame, job: catalogue.Job, args, stateless: bool = True):
     """A stage's Kafka sink: a stateless stage appends, the aggregate updates its windows."""
     writer = df.writeStream.outputMode("append" if stateless else "update").format("kafka")
-    return base.start(writer.options(**spark.kafka_options()), job, args, stateless_kafka_sink=stateless)
+    return base.start(writer.options(**spark.kafka_sink_options()), job, args, stateless_kafka_sink=stateless)
 
 
 def parser(job: catalogue.Job) -> base.JobParser:

@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     records = spark.read_stream(session, list(job.inputs), args.starting_offsets, **base.source_options(args))
     readings, letters = base.valid_readings(records, job, args)
     rows = to_records(run_sql(session, readings, sql), topic)
-    writer = rows.writeStream.outputMode("append").format("kafka").options(**spark.kafka_options())
+    writer = rows.writeStream.outputMode("append").format("kafka").options(**spark.kafka_sink_options())
     base.await_all([letters, base.start(writer, job, args)])
     return 0
 
