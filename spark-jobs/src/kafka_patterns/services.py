@@ -168,8 +168,11 @@ def stop_all(services: Iterable[ProcessService], timeout: float = 30) -> None:
 # A scenario's job process lives seconds to a minute, mostly starting up: without the C2
 # compiler its driver JVM used 12.6 CPU-s instead of 21.8 for the same at-least-once run
 # of 3,000 readings (wall 11.8 s instead of 15.4), and make demo starts a dozen of them.
+# C1 alone also shrinks the code cache to 48 MB (JDK 17), which make demo's driver, running
+# every pattern's jobs, filled after two minutes: "CodeCache is full. Compiler has been
+# disabled", and the rest of the demo ran interpreted. 240 MB is the tiered default.
 # KP_DRIVER_JAVA_OPTIONS set in the environment, even empty (C2 back), wins.
-SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 
 
 class JobService(ProcessService):

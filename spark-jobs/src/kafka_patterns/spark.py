@@ -75,6 +75,9 @@ def local_conf() -> dict[str, str]:
             "spark.kafka.consumer.cache.capacity": "256",
             "spark.ui.enabled": "false",
             "spark.sql.session.timeZone": "UTC",
+            # A plan's text keeps 25 fields by default and Spark warns once per process
+            # when it cuts one (the demo's readings with their Kafka columns have more).
+            "spark.sql.debug.maxToStringFields": "100",
             # Checkpoint files (offset and commit logs, state store deltas) through Hadoop's
             # FileSystem API, not FileContext: without Hadoop's native library the local file
             # system forks a `chmod` or `readlink` process for nearly every call, and
