@@ -93,14 +93,19 @@ def jvm_command(node_config: Path) -> list[str]:
     raise RuntimeError(f"no running Kafka node with {node_config}: start the cluster first (make up)")
 
 
-def _own(arg: str, secure_config: Path, config: Path, directory: Path) -> str:
-    """An argument of the secure node's command line, with its config and log
-    directory swapped for the baseline node's."""
-    if arg == str(secure_config):
-        return str(config)
-    if arg.startswith("-Dkafka.logs.dir="):
-        return f"-Dkafka.logs.dir={directory}"
-    return arg
+def baseline_command(secure_argv: list[str], secure_config: Path, config: Path, directory: Path) -> list[str]:
+    """The secure node's command line with its config and log directory swapped for the
+    baseline node's, and without the JMX exporter agent: the agent would bind the secure
+    node's metrics port (the baseline node exits with "Address already in use"), and
+    nothing scrapes a baseline node."""
+    def own(arg: str) -> str:
+        if arg == str(secure_config):
+            return str(config)
+        if arg.startswith("-Dkafka.logs.dir="):
+            return f"-Dkafka.logs.dir={directory}"
+        return arg
+
+    return [own(a) for a in secure_argv if not (a.startswith("-javaagent:") and "jmx_prometheus" in a)]
 
 
 def _free(port: int) -> bool:
@@ -165,7 +170,7 @@ class PlaintextCluster:
                                   "--config", str(config)], capture_output=True, text=True, timeout=120)
             if fmt.returncode != 0:
                 raise RuntimeError(f"formatting the baseline node {node.node_id} failed: {fmt.stderr or fmt.stdout}")
-            argv = [_own(a, secure_path, config, node.directory) for a in jvm_command(secure_path)]
+            argv = baseline_command(jvm_command(secure_path), secure_path, config, node.directory)
             log = (self.log_dir / f"bench-plaintext-node-{node.node_id}.log").open("w")
             self.processes.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                                    start_new_session=True, cwd=node.directory))

@@ -165,6 +165,19 @@ def test_plaintext_baseline_is_the_secure_config_without_security():
         assert props[key] == SECURE_NODE[key]
 
 
+def test_a_baseline_node_runs_the_secure_nodes_jvm_without_its_metrics_agent():
+    from bench.plaintext_cluster import baseline_command
+
+    secure = ["/usr/bin/java", "-Xmx384m", "-Dkafka.logs.dir=/secure/logs",
+              "-javaagent:/c/agents/jmx_prometheus_javaagent-1.0.1.jar=127.0.0.1:19404:/r/kafka-metrics.yml",
+              "-cp", "/k/libs/*", "kafka.Kafka", "/secure/server.properties"]
+    argv = baseline_command(secure, Path("/secure/server.properties"), Path("/plain/node-1/server.properties"),
+                            Path("/plain/node-1"))
+    # The agent would bind the secure node's metrics port: the baseline node exited on it.
+    assert argv == ["/usr/bin/java", "-Xmx384m", "-Dkafka.logs.dir=/plain/node-1", "-cp", "/k/libs/*", "kafka.Kafka",
+                    "/plain/node-1/server.properties"]
+
+
 def test_security_cost_is_the_median_of_each_side_and_their_ratio():
     from bench.security_cost import summary
 
