@@ -8,6 +8,8 @@ import os
 import platform
 import sys
 import time
+import traceback
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -39,6 +41,18 @@ def measure_security(g: security_cost.SecurityGrid, run: str) -> dict:
     with PlaintextCluster(ROOT / ".run", ROOT / ".run" / "logs") as plain:
         measurements = security_cost.run(g, run, plain, runner.progress)
     return {"grid": asdict(g), "measurements": measurements, "summary": security_cost.summary(measurements)}
+
+
+def measured_part(name: str, measure: Callable[[], dict | list], failed: list[str]) -> dict | list | None:
+    """One later part of the run (the pipelines, the security cost): its figures, or None
+    with its error added to `failed`, so that the parts measured before it, minutes of
+    them, are still written."""
+    try:
+        return measure()
+    except Exception as e:
+        traceback.print_exc()
+        failed.append(f"{name}: {e}")
+        return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,19 +107,29 @@ def main(argv: list[str] | None = None) -> int:
                "grid": {section: [asdict(c) for c in getattr(g, section)] if cells else []
                         for section in ("main", "counts", "partitions")},
                "measurements": measurements}
+    failed: list[str] = []
     if with_pipeline:
         raw = report.find(measurements, "consume", "spark", **results["grid"]["main"][0]) if cells else None
-        results["pipeline"] = pipeline.run_all(g.pipeline_rate, g.pipeline_seconds, g.pipeline_burst,
-                                               raw and raw["records_per_s"])
-        results["stages"] = stages.run_all(g.pipeline_rate, g.pipeline_seconds)
+        results["pipeline"] = measured_part("the pipelines", lambda: pipeline.run_all(
+            g.pipeline_rate, g.pipeline_seconds, g.pipeline_burst, raw and raw["records_per_s"]), failed) or []
+        results["stages"] = measured_part("the stages", lambda: stages.run_all(g.pipeline_rate, g.pipeline_seconds),
+                                          failed) or []
     if with_security:
-        results["security"] = measure_security(security_cost.security_grid(a.quick), run)
+        security = measured_part("the security cost", lambda: measure_security(
+            security_cost.security_grid(a.quick), run), failed)
+        if security is not None:
+            results["security"] = security
+    results["failed"] = failed
     results["seconds"] = time.monotonic() - t0
     pngs = plots.write(results, a.out, stamp)
     js, md = report.write(results, a.out, stamp, pngs)
     print(f"\n{report.tables(results, 'simple')}\n")
     shown = [js.name, md.name, *(Path(x).name for x in pngs)]
     print(f"{'QUICK ' if a.quick else ''}run took {results['seconds']:.0f} s; in {a.out}: {', '.join(shown)}")
+    if failed:
+        print(f"FAILED: {'; '.join(failed)} (its traceback above; the other parts' figures are written)",
+              file=sys.stderr)
+        return 1
     return 0
 
 

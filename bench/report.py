@@ -206,8 +206,9 @@ def markdown(results: dict, plots: list[str]) -> str:
             "cell's topic, each consumer reads all of them. Small counts mostly time client start-up (JVM "
             "warm-up, idempotent producer id, metadata, Spark job scheduling): the growth tables show how the "
             "figures settle with more records.\n")
+    failed = "".join(f"\n**Failed, no figures**: {f}\n" for f in results.get("failed", []))
     imgs = "\n".join(f"![{Path(p).stem}]({Path(p).name})" for p in plots)
-    return f"{head}\n{tables(results, 'github')}\n\n{imgs}\n"
+    return f"{head}{failed}\n{tables(results, 'github')}\n\n{imgs}\n"
 
 
 def write(results: dict, directory: Path, stamp: str, plots: list[str]) -> tuple[Path, Path]:

@@ -165,6 +165,19 @@ def test_plaintext_baseline_is_the_secure_config_without_security():
         assert props[key] == SECURE_NODE[key]
 
 
+def test_a_failing_part_of_the_run_is_named_and_the_parts_before_it_kept():
+    from bench.__main__ import measured_part
+
+    failed: list[str] = []
+    assert measured_part("the stages", lambda: [{"stage": "clean"}], failed) == [{"stage": "clean"}]
+
+    def broken():
+        raise RuntimeError("a plain-text baseline node exited")
+
+    assert measured_part("the security cost", broken, failed) is None
+    assert failed == ["the security cost: a plain-text baseline node exited"]
+
+
 def test_a_baseline_node_runs_the_secure_nodes_jvm_without_its_metrics_agent():
     from bench.plaintext_cluster import baseline_command
 
