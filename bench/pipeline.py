@@ -14,7 +14,6 @@ A target whose job modules do not exist is reported "not available"."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import importlib.util
 import shutil
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from bench import ceiling, stats
 from bench.runner import progress
 from kafka_patterns import catalogue, clients, credentials, pg, runner
+from kafka_patterns.jobs import base
 from kafka_patterns.readings import Reading, station_of
 
 TRIGGER_SECONDS = "0.5"
@@ -109,16 +109,8 @@ class JobThread(threading.Thread):
     def stop(self) -> None:
         from kafka_patterns import spark
 
-        real_time = "real-time" in self.args  # one long-running batch: never between batches
-        for q in spark.session("bench").streams.active:
-            if q.name and q.name.startswith(f"{self.job}-"):
-                # Stopped in the middle of a Python foreachBatch, Spark prints a long
-                # StackOverflowError trace: stop between micro-batches when possible.
-                if not real_time:
-                    with contextlib.suppress(TimeoutError):
-                        clients.wait_until(lambda q=q: not q.status["isTriggerActive"], 15, 0.05,
-                                           f"{q.name} between micro-batches")
-                q.stop()
+        base.stop_queries([q for q in spark.session("bench").streams.active
+                           if q.name and q.name.startswith(f"{self.job}-")], between_batches_within=15)
         self.join(timeout=60)
 
 

@@ -4,6 +4,8 @@ Spark driver and its JVM."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import threading
 import time
@@ -160,3 +162,48 @@ def test_a_job_announces_its_metrics_only_while_the_local_monitoring_runs(monkey
     assert services.monitoring_env() == {"KP_METRICS_PORT": "0",
                                          "KP_PROMETHEUS_SD_DIR": str(tmp_path / "monitoring" / "targets")}
     assert JobService("work-queue").env["KP_METRICS_PORT"] == "0"
+
+
+# A Spark driver stand-in whose "JVM" exits when the driver's pipe closes (as PySpark's
+# gateway JVM does on EOF) and would say so if SIGTERM reached it.
+DRIVER_AND_GATEWAY_JVM = """
+import signal, subprocess, sys, time
+JVM = ("import signal, sys; "
+       "signal.signal(signal.SIGTERM, lambda *_: (print('jvm got SIGTERM', flush=True), sys.exit(1))); "
+       "print('jvm ready', flush=True); sys.stdin.read(); print('jvm: driver gone', flush=True)")
+jvm = subprocess.Popen([sys.executable, "-c", JVM], stdin=subprocess.PIPE)
+print("pids", jvm.pid, flush=True)
+signal.signal(signal.SIGTERM, lambda *_: (print("bye", flush=True), sys.exit(0)))
+while True:
+    time.sleep(0.05)
+"""
+
+
+def test_a_job_is_stopped_through_its_driver_and_its_jvm_left_to_follow(tmp_path):
+    s = JobService("content-filter", log=tmp_path / "job.log")
+    s.cmd = [sys.executable, "-c", DRIVER_AND_GATEWAY_JVM]
+    s.start()
+    jvm = jvm_pid(s)
+    clients.wait_until(lambda: "jvm ready" in s.log.read_text(), 10, interval=0.05, what="the JVM stand-in")
+    assert s.kill(FailureMode.CLEAN_STOP) == 0
+    log = s.log.read_text()
+    assert "bye" in log and "jvm: driver gone" in log, log
+    assert "jvm got SIGTERM" not in log, "a JVM signalled too stops its SparkContext under running queries"
+    assert state(jvm) in (None, "Z") and not s.group_alive()
+
+
+def test_sigterm_asks_a_job_to_stop_and_its_caller_gets_its_own_handler_back():
+    from kafka_patterns.jobs import base
+
+    callers = []
+    previous = signal.signal(signal.SIGTERM, lambda *_: callers.append("caller"))
+    try:
+        with base.stopping_on_sigterm() as stopping:
+            os.kill(os.getpid(), signal.SIGTERM)
+            assert stopping.wait(5), "SIGTERM sets the job's event"
+            assert callers == [], "not the caller's handler while the job runs"
+        # A job run in-process (the demo, a scenario) leaves its caller's SIGTERM as it was.
+        os.kill(os.getpid(), signal.SIGTERM)
+        clients.wait_until(lambda: callers, 5, interval=0.01, what="the caller's handler")
+    finally:
+        signal.signal(signal.SIGTERM, previous)

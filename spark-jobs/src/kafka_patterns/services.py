@@ -188,6 +188,16 @@ class JobService(ProcessService):
                           **inventory.listing_env(), **monitoring_env(), **(env or {})})
         self.job = job
 
+    def terminate(self) -> None:
+        """SIGTERM the job's driver only, not its group: the driver stops its queries
+        (jobs.base.await_all) and its Spark JVM exits after it. The JVM signalled too
+        would run its shutdown hook at once, stopping the SparkContext under a running
+        query (which fails with a NullPointerException, logged at ERROR: SPARK-59242).
+        stop() still waits for the whole group and kills what is left in time."""
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGTERM)
+
 
 def monitoring_env() -> dict[str, str]:
     """While the local monitoring runs (role monitoring), a Spark job serves its streaming

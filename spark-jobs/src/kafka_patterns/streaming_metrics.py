@@ -215,6 +215,14 @@ class Exporter:
 _exporter: Exporter | None = None
 
 
+def close() -> None:
+    """Close this process's exporter, if any: a job stopping its queries closes it first,
+    or the listener's callbacks for the last events reach a Python driver already gone
+    (Spark logs each at ERROR: "Listener PythonStreamingQueryListenerWrapper threw")."""
+    if _exporter is not None:
+        _exporter.close()
+
+
 def install(spark: SparkSession, job: str) -> Exporter | None:
     """Export the progress of `spark`'s streaming queries for `job`, as the KP_METRICS_*
     variables say; None (and nothing registered) when KP_METRICS_PORT is unset. The

@@ -5,11 +5,15 @@ tests and the demo, or continuously), and the PostgreSQL foreachBatch sink."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from kafka_patterns import catalogue, credentials, pg, settings
@@ -135,19 +139,75 @@ def refuse_real_time(job: catalogue.Job, args: argparse.Namespace, why: str) -> 
                          "Use micro-batch (or leave mode out).")
 
 
+@contextlib.contextmanager
+def stopping_on_sigterm() -> Iterator[threading.Event]:
+    """An event SIGTERM (a pod stopping, a rolling restart, `kill`) sets, asking the job
+    to stop after the batch in hand, so its write, its letters and its commit complete:
+    a client job's `finally` then closes its consumer (leaving the group, handing its
+    partitions over at once), a Spark job stops its queries before its JVM goes
+    (await_all). Without it, Python dies on SIGTERM mid-batch like on a SIGKILL. Only the
+    main thread may install a handler; elsewhere (a job run in a test's or the bench's
+    thread) the event stays unarmed. The caller's handler is back on exit: a job run
+    in-process (the demo, a scenario) leaves its caller's SIGTERM as it was."""
+    stopping = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stopping
+        return
+    previous = signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    try:
+        yield stopping
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+# How long a stop waits for a micro-batch in hand to end before stopping in its middle.
+STOP_BETWEEN_BATCHES_SECONDS = 30.0
+
+
+def stop_queries(queries: Sequence, between_batches_within: float = STOP_BETWEEN_BATCHES_SECONDS) -> None:
+    """Stop the queries still running, each between two micro-batches when one ends in
+    time: stopped in the middle of a Python foreachBatch, Spark logs a long
+    StackOverflowError trace (the batch is replayed from the checkpoint either way).
+    A real-time query has no such boundary (its one batch runs until stopped): it stops
+    at once, its running epoch's tasks aborted (why that logs nothing: log4j2.properties)."""
+    for q in queries:
+        if not q.isActive:
+            continue
+        deadline = time.monotonic() + between_batches_within
+        while (q.isActive and not real_time(q) and q.status["isTriggerActive"]
+               and time.monotonic() < deadline):
+            time.sleep(0.05)
+        q.stop()
+
+
+def real_time(query) -> bool:
+    """Whether a started query runs in Spark's real-time mode."""
+    return "RealTime" in query._jsq.streamingQuery().trigger().getClass().getSimpleName()
+
+
 def await_all(queries: Sequence) -> None:
     """Wait until every query has ended (bounded runs) or one has failed, which raises
-    with Spark's error: a job whose side query fails does not run on without it."""
-    while True:
-        for q in queries:
-            if q.exception() is not None:
-                raise RuntimeError(f"query {q.name} failed: {q.exception()}")
-        # One read of isActive per query: a query may end between two reads (a second
-        # read found none active and raised StopIteration, failing a finished run).
-        active = [q for q in queries if q.isActive]
-        if not active:
-            return
-        active[0].awaitTermination(1.0)
+    with Spark's error: a job whose side query fails does not run on without it. SIGTERM
+    stops the queries first (stop_queries), then returns: left to the JVM's shutdown
+    hook, the SparkContext stops under a running query, which fails with a
+    NullPointerException and logs it at ERROR (SPARK-59242)."""
+    with stopping_on_sigterm() as stopping:
+        while True:
+            for q in queries:
+                if q.exception() is not None:
+                    raise RuntimeError(f"query {q.name} failed: {q.exception()}")
+            if stopping.is_set():
+                from kafka_patterns import streaming_metrics  # here: it imports pyspark
+
+                streaming_metrics.close()
+                stop_queries(queries)
+                return
+            # One read of isActive per query: a query may end between two reads (a second
+            # read found none active and raised StopIteration, failing a finished run).
+            active = [q for q in queries if q.isActive]
+            if not active:
+                return
+            active[0].awaitTermination(1.0)
 
 
 def valid_readings(records, job: catalogue.Job, args: argparse.Namespace, query: str = "deadletters"):

@@ -5,8 +5,6 @@ cleanly on SIGTERM."""
 from __future__ import annotations
 
 import argparse
-import signal
-import threading
 import time
 from collections.abc import Callable
 
@@ -36,40 +34,25 @@ def group_consumer(args: argparse.Namespace, **overrides) -> Consumer:
     return clients.consumer(args.group, **{**static, **overrides})
 
 
-# Set by SIGTERM: a pod stopping, a rolling restart, `kill`.
-_stopping = threading.Event()
-
-
-def stop_on_sigterm() -> threading.Event:
-    """SIGTERM asks the job to stop after the batch in hand, so its write, its letters
-    and its commit complete and the caller's `finally` closes the consumer (leaving the
-    group, handing its partitions over at once). Without this, Python dies on SIGTERM
-    mid-batch like on a SIGKILL. Only the main thread may install a handler; elsewhere
-    (a job run in a test's thread) the event is returned unarmed."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, lambda *_: _stopping.set())
-    return _stopping
-
-
 def poll_loop(consumer: Consumer, handle: Callable[[list[Message]], None], batch: int,
               max_idle: float | None) -> None:
     """consume() batches into handle() until SIGTERM or `max_idle` seconds without
     records; non-retriable errors raise. Idleness counts only once the consumer has
     partitions (joining a group takes a rebalance first)."""
-    stopping = stop_on_sigterm()
-    idle_since = time.monotonic()
-    while not stopping.is_set():
-        msgs = consumer.consume(num_messages=batch, timeout=0.5)
-        for m in msgs:
-            if m.error() and not m.error().retriable():
-                raise RuntimeError(f"consume error: {m.error()}")
-        msgs = [m for m in msgs if not m.error()]
-        if msgs or not consumer.assignment():
-            if msgs:
-                handle(msgs)
-            idle_since = time.monotonic()
-        elif max_idle is not None and time.monotonic() - idle_since >= max_idle:
-            return
+    with base.stopping_on_sigterm() as stopping:
+        idle_since = time.monotonic()
+        while not stopping.is_set():
+            msgs = consumer.consume(num_messages=batch, timeout=0.5)
+            for m in msgs:
+                if m.error() and not m.error().retriable():
+                    raise RuntimeError(f"consume error: {m.error()}")
+            msgs = [m for m in msgs if not m.error()]
+            if msgs or not consumer.assignment():
+                if msgs:
+                    handle(msgs)
+                idle_since = time.monotonic()
+            elif max_idle is not None and time.monotonic() - idle_since >= max_idle:
+                return
 
 
 def consume_transform_produce(args: argparse.Namespace, source: str,

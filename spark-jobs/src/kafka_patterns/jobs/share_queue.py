@@ -85,39 +85,39 @@ def main(argv: list[str] | None = None) -> int:
     consumer = share_consumer(args.group)
     consumer.subscribe([topic])
 
-    # SIGTERM stops after the batch in hand; close() then leaves the group.
-    stopping = client.stop_on_sigterm()
     accepted = rejected = 0
     letters = deadletters.DeadLetters(job.name, job.deadletter_topic)
     idle_since = time.monotonic()
-    try:
-        while not stopping.is_set() and (args.max_idle_seconds is None
-                                         or time.monotonic() - idle_since < args.max_idle_seconds):
-            msgs = consumer.poll(0.5)
-            errors = [m.error() for m in msgs if m.error()]
-            if any(not e.retriable() for e in errors):
-                raise RuntimeError(f"share consume error: {errors}")
-            msgs = [m for m in msgs if not m.error()]
-            if not msgs:
-                continue
-            idle_since = time.monotonic()
-            rows, acks, bad = decide(msgs, args.group, args.consumer_id, datetime.now(UTC))
-            for m, reason in bad:
-                letters.send(m, reason)
-            letters.flush()
-            with pg.connect() as conn:
-                pg.insert_rows(conn, job.table, COLUMNS, rows)
-            for m, ack in acks:  # after the write: a crash before this redelivers, never loses
-                consumer.acknowledge(m, ack)
-            accepted += len(rows)
-            rejected += len(acks) - len(rows)
-            failed = {tp: e for tp, e in consumer.commit_sync().items() if e is not None}
-            if failed:
-                print(f"{args.consumer_id}: acknowledgement commit failed: {failed}", file=sys.stderr)
-    finally:
-        consumer.close()
-        print(f"{args.consumer_id}: {accepted} accepted, {rejected} rejected (malformed, dead-lettered)",
-              file=sys.stderr)
+    # SIGTERM stops after the batch in hand; close() then leaves the group.
+    with base.stopping_on_sigterm() as stopping:
+        try:
+            while not stopping.is_set() and (args.max_idle_seconds is None
+                                             or time.monotonic() - idle_since < args.max_idle_seconds):
+                msgs = consumer.poll(0.5)
+                errors = [m.error() for m in msgs if m.error()]
+                if any(not e.retriable() for e in errors):
+                    raise RuntimeError(f"share consume error: {errors}")
+                msgs = [m for m in msgs if not m.error()]
+                if not msgs:
+                    continue
+                idle_since = time.monotonic()
+                rows, acks, bad = decide(msgs, args.group, args.consumer_id, datetime.now(UTC))
+                for m, reason in bad:
+                    letters.send(m, reason)
+                letters.flush()
+                with pg.connect() as conn:
+                    pg.insert_rows(conn, job.table, COLUMNS, rows)
+                for m, ack in acks:  # after the write: a crash before this redelivers, never loses
+                    consumer.acknowledge(m, ack)
+                accepted += len(rows)
+                rejected += len(acks) - len(rows)
+                failed = {tp: e for tp, e in consumer.commit_sync().items() if e is not None}
+                if failed:
+                    print(f"{args.consumer_id}: acknowledgement commit failed: {failed}", file=sys.stderr)
+        finally:
+            consumer.close()
+            print(f"{args.consumer_id}: {accepted} accepted, {rejected} rejected (malformed, dead-lettered)",
+                  file=sys.stderr)
     return 0
 
 
