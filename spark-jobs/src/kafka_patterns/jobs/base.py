@@ -171,12 +171,10 @@ def stop_queries(queries: Sequence, between_batches_within: float = STOP_BETWEEN
     A real-time query has no such boundary (its one batch runs until stopped): it stops
     at once, its running epoch's tasks aborted (why that logs nothing: log4j2.properties)."""
     for q in queries:
-        if not q.isActive:
-            continue
-        deadline = time.monotonic() + between_batches_within
-        while (q.isActive and not real_time(q) and q.status["isTriggerActive"]
-               and time.monotonic() < deadline):
-            time.sleep(0.05)
+        if q.isActive and not real_time(q):
+            deadline = time.monotonic() + between_batches_within
+            while q.isActive and q.status["isTriggerActive"] and time.monotonic() < deadline:
+                time.sleep(0.05)
         q.stop()
 
 
