@@ -3,7 +3,7 @@
 import pytest
 
 from helpers import one_run_at_a_time
-from kafka_patterns import clients, generator, runner
+from kafka_patterns import clients, generator
 from kafka_patterns.jobs.content_filter import PREDICATES_PY
 from kafka_patterns.scenarios import base, content_filter
 
@@ -36,8 +36,8 @@ def test_in_real_time_mode_it_routes_while_running_and_a_stop_logs_no_error(clus
     out_start = base.end_offsets(list(PREDICATES_PY))
     log = tmp_path / f"{job}.log"
     # A task slot per input partition: real-time mode keeps one task running for each.
-    job_process = runner.spawn_job(job, runner.job_args(job, run_id, starting, "--mode", "real-time", bounded=False),
-                                   log, env={"SPARK_MASTER": "local[8]"})
+    job_process = base.spawn_job(job, base.job_args(job, run_id, starting, "--mode", "real-time", bounded=False),
+                                 log, env={"SPARK_MASTER": "local[8]"})
     try:
         produced = generator.produce(topic, 300, run=run_id, seed=11)
         want = content_filter.expected_routes(produced.readings)
