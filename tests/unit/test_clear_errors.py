@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import socket
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +28,21 @@ def test_a_busy_port_names_the_port_and_its_holder():
     assert result.returncode != 0
     assert f"Port {port} (Connect REST API of kafka-connect-connect-1) is already in use by" in out
     assert f"pid={os.getpid()}" in out, "the message names the holding process"
+
+
+def test_a_port_in_the_ephemeral_range_is_refused_with_both_fixes():
+    # A port the kernel just handed out for a connection: free now, inside the range.
+    with socket.create_server(("127.0.0.1", 0)) as listener, \
+            socket.create_connection(listener.getsockname()) as client:
+        port = client.getsockname()[1]
+    low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+    result = run_playbook("site.yml", "--limit", "connect-1", "-e", f"connect_rest_port={port}")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert (f"Port {port} (Connect REST API of kafka-connect-connect-1) lies in this host's "
+            f"ephemeral port range {low}-{high}") in out
+    assert "in the inventory, or reserve this one" in out
+    assert f"net.ipv4.ip_local_reserved_ports={port}" in out
 
 
 def fake_java(tmp_path, version: str):

@@ -102,6 +102,17 @@ def test_a_failing_task_prints_the_step_the_task_its_message_and_the_log(tmp_pat
     assert f"lines of {tmp_path / 'logs' / 'run.log'}" in text
     assert "fatal: [localhost]: FAILED!" in text  # the log's tail
     assert lines[-1].startswith("==> the title failed in step 'Second play'")
+    assert lines[-2] == "    task 'Refuse' on localhost: the port 9092 is taken", "the cause right above the end"
+
+
+def test_a_long_failure_message_keeps_its_start_and_its_end(tmp_path):
+    """A service's failure message ends with its log's last lines: the reason it exited."""
+    msg = "kafka-3 exited. " + "x" * 3000 + " Address already in use"
+    rc, lines, _ = ansible(tmp_path, [{"name": "Refuse", "ansible.builtin.fail": {"msg": msg}}])
+    assert rc != 0
+    assert lines[-2].startswith("    task 'Refuse' on localhost: kafka-3 exited. xxx")
+    assert lines[-2].endswith("xxx Address already in use")
+    assert " [...] " in lines[-2] and len(lines[-2]) < 1000
 
 
 def test_a_command_without_plays_is_one_step_and_its_failure_shows_the_tail(tmp_path):

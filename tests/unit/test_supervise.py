@@ -75,7 +75,9 @@ def test_a_killed_supervisor_takes_its_child_with_it(tmp_path):
     command = child(tmp_path, f"""
         import os, time
         from pathlib import Path
-        Path({str(pid_file)!r}).write_text(str(os.getpid()))
+        # Written aside, then renamed: the test reads the file as soon as it exists.
+        Path({str(pid_file)!r} + ".tmp").write_text(str(os.getpid()))
+        Path({str(pid_file)!r} + ".tmp").rename({str(pid_file)!r})
         while True:
             time.sleep(0.1)
     """)

@@ -19,7 +19,7 @@ description:
   - Writes one JSON object per event to the file descriptor in KP_PROGRESS_FD, if set.
 """
 
-MSG_LIMIT = 600  # a module's message can be a whole stack trace; the log has all of it
+MSG_LIMIT = 900  # a module's message can be a whole stack trace; the log has all of it
 
 
 class CallbackModule(CallbackBase):
@@ -83,5 +83,9 @@ def _message(result):
     if not msg:
         failed_items = [r for r in result.get("results", []) if isinstance(r, dict) and r.get("failed")]
         msg = failed_items[0].get("msg") if failed_items else None
-    msg = msg or result.get("stderr") or result.get("stdout") or "failed"
-    return str(msg)[:MSG_LIMIT]
+    msg = str(msg or result.get("stderr") or result.get("stdout") or "failed")
+    if len(msg) <= MSG_LIMIT:
+        return msg
+    # Its start says what failed; its end is often a log's last lines, which say why.
+    return f"{msg[:MSG_LIMIT // 3]} [...] {msg[-MSG_LIMIT * 2 // 3:]}"
+

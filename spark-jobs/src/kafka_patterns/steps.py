@@ -226,11 +226,15 @@ class Child:
         display, progress = self.display, self.progress
         step = progress.step or progress.title
         display.line(f"  {step}: FAILED after {progress.elapsed():.0f}s (exit {self.rc})")
-        for failure in progress.failures:
-            display.line(f"    task '{failure['task']}' on {failure['host']}: {failure['msg']}")
         display.line(f"  last {TAIL_LINES} lines of {_shown(self.log)}:")
         for line in tail(self.log):
             display.line(f"    {line}")
+        # The failed tasks last, just above the closing line: what a CI log's tail keeps.
+        # An earlier task's failure (a node that did not start) is often the cause.
+        if progress.failures:
+            display.line("  failed tasks:")
+        for failure in progress.failures:
+            display.line(f"    task '{failure['task']}' on {failure['host']}: {failure['msg']}")
 
 
 def _wait(children: list[Child], display: Display) -> None:
