@@ -32,8 +32,9 @@ SECURITY_PREFIXES = ("ssl.", "sasl.", "listener.name.", "authorizer.", "allow.ev
                      "listeners", "advertised.listeners", "listener.security.protocol.map",
                      "inter.broker.listener.name", "controller.listener.names", "controller.quorum.",
                      "log.dirs")
-# Loopback ports of the baseline: node i (1-based) gets BASE + 10 * i (+1 for its controller).
-BASE_PORT = 47000
+# Loopback ports of the baseline: node i (1-based) gets BASE_PORT + 10 * i (+1 for its
+# controller), below Linux's ephemeral port range (from 32768) and the NodePorts.
+BASE_PORT = 27000
 
 
 @dataclass(frozen=True)

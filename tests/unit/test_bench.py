@@ -134,9 +134,9 @@ def test_flow_rate_starts_at_the_first_arrival_of_the_burst():
 
 
 SECURE_NODE = {
-    "process.roles": "broker,controller", "node.id": "2", "controller.quorum.voters": "1@127.0.0.1:19093",
-    "controller.listener.names": "CONTROLLER", "listeners": "CLIENT://127.0.0.1:29092,CONTROLLER://127.0.0.1:29093",
-    "advertised.listeners": "CLIENT://127.0.0.1:29092", "inter.broker.listener.name": "REPLICATION",
+    "process.roles": "broker,controller", "node.id": "2", "controller.quorum.voters": "1@127.0.0.1:11093",
+    "controller.listener.names": "CONTROLLER", "listeners": "CLIENT://127.0.0.1:12092,CONTROLLER://127.0.0.1:12093",
+    "advertised.listeners": "CLIENT://127.0.0.1:12092", "inter.broker.listener.name": "REPLICATION",
     "listener.security.protocol.map": "CONTROLLER:SSL,REPLICATION:SSL,CLIENT:SASL_SSL",
     "ssl.keystore.type": "PEM", "ssl.keystore.location": "/x/keystore.pem",
     "listener.name.client.sasl.enabled.mechanisms": "SCRAM-SHA-512",
@@ -150,14 +150,14 @@ SECURE_NODE = {
 def test_plaintext_baseline_is_the_secure_config_without_security():
     from bench.plaintext_cluster import PlainNode, plaintext_config
 
-    node = PlainNode(2, 47020, 47021, Path("/tmp/plain/node-2"))
-    props = plaintext_config(SECURE_NODE, node, "1@127.0.0.1:47011,2@127.0.0.1:47021")
+    node = PlainNode(2, 27020, 27021, Path("/tmp/plain/node-2"))
+    props = plaintext_config(SECURE_NODE, node, "1@127.0.0.1:27011,2@127.0.0.1:27021")
     # Security is gone: no TLS, SASL, authorizer or super user key, every listener plain text.
     assert not [k for k in props if k.startswith(("ssl.", "sasl.", "listener.name.", "authorizer", "super.users",
                                                    "allow.everyone"))]
     assert props["listener.security.protocol.map"] == "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
-    assert props["listeners"] == "PLAINTEXT://127.0.0.1:47020,CONTROLLER://127.0.0.1:47021"
-    assert props["controller.quorum.voters"] == "1@127.0.0.1:47011,2@127.0.0.1:47021"
+    assert props["listeners"] == "PLAINTEXT://127.0.0.1:27020,CONTROLLER://127.0.0.1:27021"
+    assert props["controller.quorum.voters"] == "1@127.0.0.1:27011,2@127.0.0.1:27021"
     assert props["log.dirs"] == "/tmp/plain/node-2/data"
     # Everything else, the guarantees and the rack first, is the secure node's own.
     for key in ("min.insync.replicas", "default.replication.factor", "unclean.leader.election.enable",
@@ -182,7 +182,7 @@ def test_a_baseline_node_runs_the_secure_nodes_jvm_without_its_metrics_agent():
     from bench.plaintext_cluster import baseline_command
 
     secure = ["/usr/bin/java", "-Xmx384m", "-Dkafka.logs.dir=/secure/logs",
-              "-javaagent:/c/agents/jmx_prometheus_javaagent-1.0.1.jar=127.0.0.1:19404:/r/kafka-metrics.yml",
+              "-javaagent:/c/agents/jmx_prometheus_javaagent-1.0.1.jar=127.0.0.1:11404:/r/kafka-metrics.yml",
               "-cp", "/k/libs/*", "kafka.Kafka", "/secure/server.properties"]
     argv = baseline_command(secure, Path("/secure/server.properties"), Path("/plain/node-1/server.properties"),
                             Path("/plain/node-1"))

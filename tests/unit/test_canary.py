@@ -270,10 +270,10 @@ def test_the_metrics_are_served_over_http() -> None:
 def test_a_repeated_error_logs_one_line_then_its_count(caplog: pytest.LogCaptureFixture) -> None:
     quiet = canary.QuietLog()
     with caplog.at_level("WARNING", logger="kafka_patterns.canary"):
-        for port in range(19092, 19092 + 50):
+        for port in range(11092, 11092 + 50):
             quiet.error(f"127.0.0.1:{port}/1: Connect failed after 3ms")
         quiet.report(force=True)
         quiet.report(force=True)  # nothing new: nothing said
     assert [r.getMessage() for r in caplog.records] == [
-        "canary: 127.0.0.1:19092/1: Connect failed after 3ms",
-        "canary: 127.0.0.1:19092/1: Connect failed after 3ms (50 times so far)"]
+        "canary: 127.0.0.1:11092/1: Connect failed after 3ms",
+        "canary: 127.0.0.1:11092/1: Connect failed after 3ms (50 times so far)"]

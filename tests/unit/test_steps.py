@@ -105,6 +105,13 @@ def test_a_failing_task_prints_the_step_the_task_its_message_and_the_log(tmp_pat
     assert lines[-2] == "    task 'Refuse' on localhost: the port 9092 is taken", "the cause right above the end"
 
 
+def test_a_failed_command_is_reported_in_its_own_words(tmp_path):
+    task = {"name": "Restart", "ansible.builtin.shell": "echo 'kafka-2 was not ready' >&2; exit 1"}
+    rc, lines, _ = ansible(tmp_path, [task])
+    assert rc != 0
+    assert lines[-2] == "    task 'Restart' on localhost: kafka-2 was not ready", "stderr, not 'non-zero return code'"
+
+
 def test_a_long_failure_message_keeps_its_start_and_its_end(tmp_path):
     """A service's failure message ends with its log's last lines: the reason it exited."""
     msg = "kafka-3 exited. " + "x" * 3000 + " Address already in use"

@@ -78,12 +78,16 @@ class CallbackModule(CallbackBase):
 
 
 def _message(result):
-    """The failure's own words: its msg, else the first failed loop item's, else stderr."""
+    """The failure's own words: its msg, else the first failed loop item's; for a command,
+    its stderr (else stdout) rather than Ansible's "non-zero return code"."""
     msg = result.get("msg")
     if not msg:
         failed_items = [r for r in result.get("results", []) if isinstance(r, dict) and r.get("failed")]
         msg = failed_items[0].get("msg") if failed_items else None
-    msg = str(msg or result.get("stderr") or result.get("stdout") or "failed")
+    output = str(result.get("stderr") or result.get("stdout") or "").strip()
+    if not msg or (msg == "non-zero return code" and output):
+        msg = output or "failed"
+    msg = str(msg)
     if len(msg) <= MSG_LIMIT:
         return msg
     # Its start says what failed; its end is often a log's last lines, which say why.
