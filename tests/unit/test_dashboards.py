@@ -78,6 +78,8 @@ JMX_SAMPLES = [
      "kafka_server_socket_server_metrics_connection_count", {"listener": "CLIENT", "networkProcessor": "3"}),
     ("connect-metrics.yml", "kafka.connect<type=connector-metrics, connector=pg-source><>status: running",
      "kafka_connect_connector_status", {"connector": "pg-source", "status": "running"}),
+    ("connect-metrics.yml", "kafka.connect<type=connector-metrics, connector=pg-source><>connector-type: source",
+     "kafka_connect_connector_connector_type", {"connector": "pg-source", "connector_type": "source"}),
     ("connect-metrics.yml", "kafka.connect<type=connector-task-metrics, connector=pg-source, task=0><>status: failed",
      "kafka_connect_connector_task_status", {"connector": "pg-source", "task": "0", "status": "failed"}),
     ("connect-metrics.yml",
