@@ -82,10 +82,12 @@ def test_a_killed_supervisor_takes_its_child_with_it(tmp_path):
             time.sleep(0.1)
     """)
     proc = subprocess.Popen(SUPERVISE + command, stderr=subprocess.DEVNULL, env=ENV)
-    clients.wait_until(pid_file.exists, timeout=30, interval=0.05, what="the child to start")
-    child_pid = int(pid_file.read_text())
-    proc.kill()
-    proc.wait(timeout=30)
+    try:
+        clients.wait_until(pid_file.exists, timeout=30, interval=0.05, what="the child to start")
+        child_pid = int(pid_file.read_text())
+    finally:  # killed whatever happened: a failed wait left the supervisor running for good
+        proc.kill()
+        proc.wait(timeout=30)
 
     def gone() -> bool:
         try:
