@@ -154,9 +154,10 @@ def main():
             client_config=dict(type="dict", default={}, no_log=True),
             jobs=dict(type="list", elements="dict", required=True),
             users=dict(type="list", elements="dict", default=[]),
-            password_dir=dict(type="path", required=True),
+            # Paths to the password files, not secrets: shown in the task's result.
+            password_dir=dict(type="path", required=True, no_log=False),
             admin_user=dict(type="str", default="admin"),
-            admin_password_file=dict(type="path", required=True),
+            admin_password_file=dict(type="path", required=True, no_log=False),
             scram_iterations=dict(type="int", default=4096),
             expected_brokers=dict(type="int", default=1),
             timeout=dict(type="int", default=60),
