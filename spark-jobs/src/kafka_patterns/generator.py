@@ -28,6 +28,8 @@ SKEW_MS = (0, 2_000)
 # The version of the reading schema (spark-jobs/schemas/reading) make_reading writes.
 READING_VERSION = 1
 LATE_MS = (120_000, 600_000)
+# The spread (°C) of a sensor's readings around its base temperature.
+TEMPERATURE_SIGMA = 8.0
 
 
 @dataclass
@@ -55,8 +57,13 @@ def make_reading(run: str, seq: int, sensors: int, stations: int, rng: random.Ra
     n = seq % sensors
     skew = rng.randint(*(LATE_MS if late else SKEW_MS))
     base = 12.0 + 10.0 * (n % 5) / 4
+    # Noise cut at 3 sigma (12-22 °C +- 24): an unbounded draw leaves the readings'
+    # plausible range (-60..60 °C) about once in a few million readings, and a generated
+    # reading must never be a bad record (a demo dead-lettered one at 61.91 °C and
+    # counted it lost).
+    noise = max(-3 * TEMPERATURE_SIGMA, min(3 * TEMPERATURE_SIGMA, rng.gauss(0, TEMPERATURE_SIGMA)))
     return Reading(run=run, sensor=f"sensor-{n:02d}", station=station_of(n, stations), seq=seq,
-                   temperature=round(base + rng.gauss(0, 8), 2), humidity=round(rng.uniform(20, 95), 1),
+                   temperature=round(base + noise, 2), humidity=round(rng.uniform(20, 95), 1),
                    ts=now_ms - skew)
 
 
