@@ -44,13 +44,24 @@ SETUP_INPUTS := $(VERSIONS) $(ROOT)/ansible/playbooks/setup.yml \
 
 setup: $(VENV)/.installed $(CACHE)/setup.stamp ## install everything (venv, Debian packages, Maven artifacts); quick when done
 
+# The Python the venv is made from: the distribution's when there is one. Debian's is
+# built with PGO and LTO; a source build without --enable-optimizations (pyenv's
+# default, first on PATH on the reference machine) ran Ansible's tasks about 20% and
+# plain Python code 1.9x slower. Not when it is older than pyproject's requires-python
+# (3.11): python3 on PATH then. PYTHON3=<interpreter> picks another (a new venv:
+# remove .venv first).
+ifndef PYTHON3
+PYTHON3 := $(shell /usr/bin/python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+	&& echo /usr/bin/python3 || echo python3)
+endif
+
 $(VENV)/.installed: $(VERSIONS) $(PYPROJECT) $(TOOLS)/pins.py
-	@echo "==> Python virtualenv $(VENV)" >&2
-	@python3 -c 'import ensurepip, venv' 2>/dev/null || { \
+	@echo "==> Python virtualenv $(VENV) ($$($(PYTHON3) -c 'import sys; print(sys.executable, sys.version.split()[0])'))" >&2
+	@$(PYTHON3) -c 'import ensurepip, venv' 2>/dev/null || { \
 	  echo "    python3-venv is missing: installing it with apt-get" >&2; \
 	  $$( [ $$(id -u) = 0 ] || echo sudo ) apt-get update -qq && \
 	  $$( [ $$(id -u) = 0 ] || echo sudo ) apt-get install -y -qq python3-venv >/dev/null; }
-	@test -x $(PY) || python3 -m venv $(VENV)
+	@test -x $(PY) || $(PYTHON3) -m venv $(VENV)
 	@$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
 	@# PyYAML first (pins.py reads versions.yml with it), then pyproject's pins and pyspark==spark_version.
 	@yaml=$$($(PY) $(TOOLS)/pins.py bootstrap); $(PY) -m pip install -q --disable-pip-version-check "$$yaml" >&2
