@@ -30,6 +30,13 @@ from kafka_patterns.readings import Reading, station_of
 TRIGGER_SECONDS = "0.5"
 WARMUP = 20
 POLL_SECONDS = 0.2
+# How long the feed's producer waits to fill a batch for the pipelines (a reading's
+# latency counts from before it: its event time is when it was handed to the producer).
+# At 5 ms, librdkafka's and Kafka 4's default, the 1,000 readings a second went out in
+# about 175 Produce requests a second, each waking two follower fetches, all over TLS:
+# the three brokers took 1.27 of the 2 cores and left the pipeline's Spark driver 0.49
+# (make bench, bench/README.md). A one-hop stage keeps 5 ms, its latency being tens of ms.
+PIPELINE_FEED_LINGER_MS = 50
 
 
 @dataclass(frozen=True)
@@ -160,13 +167,14 @@ class SinkWatcher(threading.Thread):
         return self.timeline[-1][1] if self.timeline else 0
 
 
-def feed(topic: str, run: str, seq0: int, count: int, rate: float | None, temperature: float = 20.0) -> list[float]:
+def feed(topic: str, run: str, seq0: int, count: int, rate: float | None, temperature: float = 20.0,
+         linger_ms: int = 5) -> list[float]:
     """Readings with event time = send time (20 sensors, 4 stations), paced at `rate`
     (None: as fast as possible), all acknowledged; returns their event times (ms).
-    The producer lingers 5 ms, as librdkafka's and Kafka 4's producers do by default: with
-    linger.ms 0 each paced reading was a Produce request of its own and, acks=all, two
-    follower fetches, TLS every one (see bench/README.md)."""
-    producer = clients.producer()
+    The producer lingers `linger_ms`, by default 5 ms as librdkafka's and Kafka 4's
+    producers do: with linger.ms 0 each paced reading was a Produce request of its own
+    and, acks=all, two follower fetches, TLS every one (see bench/README.md)."""
+    producer = clients.producer(**{"linger.ms": linger_ms})
     sent: list[float] = []
     t0 = time.monotonic()
     for i in range(count):
@@ -212,17 +220,17 @@ def measure(target: Target, rate: int, seconds: int, burst: int) -> dict:
     try:
         progress(f"{target.name}: {len(threads)} job(s) started (trigger {TRIGGER_SECONDS} s); "
                  f"waiting for {WARMUP} warm-up readings in the sink")
-        feed(topic, run, 0, WARMUP, None)
+        feed(topic, run, 0, WARMUP, None, linger_ms=PIPELINE_FEED_LINGER_MS)
         wait_for(WARMUP, 180, "warm-up readings in the sink")
         n = rate * seconds
         progress(f"{target.name}: feeding {n:,} readings at {rate:,}/s for {seconds} s")
         with ceiling.CpuUse(spark_driver_pid()) as cpu:
-            sent = feed(topic, run, WARMUP, n, rate)
+            sent = feed(topic, run, WARMUP, n, rate, linger_ms=PIPELINE_FEED_LINGER_MS)
         # The burst follows at once (the fixed-rate readings were sent before it, so their
         # arrivals are not delayed by it); waiting for them first would double the wait.
         progress(f"{target.name}: burst of {burst:,} readings as fast as possible")
         t0 = time.monotonic()
-        feed(topic, run, WARMUP + n, burst, None)
+        feed(topic, run, WARMUP + n, burst, None, linger_ms=PIPELINE_FEED_LINGER_MS)
         wait_for(WARMUP + n + burst, 300, "every reading in the sink")
         drain = time.monotonic() - t0
         timeline = list(watcher.timeline)
@@ -243,7 +251,7 @@ def measure(target: Target, rate: int, seconds: int, burst: int) -> dict:
             "latency_p99_ms": stats.percentile(latencies, 99), "burst_records": burst,
             "sink_records_per_s": stats.rate(burst, drain), "flowing_records_per_s": flowing, "batches": batches,
             "cpu_busy": cpu.fraction, "spark_cores": cpu.cores,
-            "note": f"burst of {burst:,}; trigger {TRIGGER_SECONDS} s"
+            "note": f"burst of {burst:,}; trigger {TRIGGER_SECONDS} s; feed lingers {PIPELINE_FEED_LINGER_MS} ms"
                     + (f"; real-time mode: {', '.join(target.real_time)}" if target.real_time else "")}
 
 
