@@ -22,7 +22,16 @@ from dataclasses import dataclass
 from confluent_kafka import TopicPartition
 
 from bench import stats
-from bench.pipeline import TRIGGER_SECONDS, WARMUP, JobThread, batch_breakdowns, feed, input_ends, wait_for_count
+from bench.pipeline import (
+    TRIGGER_SECONDS,
+    WARMUP,
+    JobThread,
+    batch_breakdowns,
+    feed,
+    feed_producer,
+    input_ends,
+    wait_for_count,
+)
 from bench.runner import progress
 from kafka_patterns import catalogue, clients, runner
 
@@ -88,6 +97,7 @@ def measure(stage: Stage, mode: str, rate: int, seconds: int) -> dict:
                for job in stage.jobs]
     watcher = TopicWatcher(stage.output, starting[stage.output], run)
     topic = first[stage.jobs[0]]
+    producer = feed_producer()
 
     def wait_for(total: int, timeout: float, what: str) -> None:
         wait_for_count(watcher.count, total, threads, timeout, 0.05, f"{stage.name} ({mode}): {what}")
@@ -96,11 +106,11 @@ def measure(stage: Stage, mode: str, rate: int, seconds: int) -> dict:
         t.start()
     watcher.start()
     try:
-        feed(topic, run, 0, WARMUP, None, stage.temperature)
+        feed(producer, topic, run, 0, WARMUP, None, stage.temperature)
         wait_for(WARMUP, 180, "warm-up readings")
         n = rate * seconds
         progress(f"{stage.name} ({mode}): feeding {n:,} readings at {rate:,}/s for {seconds} s")
-        feed(topic, run, WARMUP, n, rate, stage.temperature)
+        feed(producer, topic, run, WARMUP, n, rate, stage.temperature)
         wait_for(WARMUP + n, 120, "every reading")
         latencies = [ms for seq, ms in watcher.arrivals if seq >= WARMUP]
         batches = batch_breakdowns()
