@@ -6,7 +6,8 @@ of its input, with a fresh checkpoint. Readings with event time = send time are 
 a fixed rate; a consumer on the stage's output topic takes each of this run's records
 as it arrives, and its latency is the arrival minus its event time. So a figure holds
 the produce, the stage and the fetch. The first WARMUP readings are left out (query
-start, first connections).
+start, first connections), and so are the first PACED_WARMUP_SECONDS of the fixed rate
+(the step from idle to the rate).
 
 Real-time mode runs a long-running task per input partition of every query, so this
 process's Spark needs that many task slots (SLOTS, set before its session starts)."""
@@ -23,6 +24,7 @@ from confluent_kafka import TopicPartition
 
 from bench import stats
 from bench.pipeline import (
+    PACED_WARMUP_SECONDS,
     TRIGGER_SECONDS,
     WARMUP,
     JobThread,
@@ -108,11 +110,12 @@ def measure(stage: Stage, mode: str, rate: int, seconds: int) -> dict:
     try:
         feed(producer, topic, run, 0, WARMUP, None, stage.temperature)
         wait_for(WARMUP, 180, "warm-up readings")
-        n = rate * seconds
-        progress(f"{stage.name} ({mode}): feeding {n:,} readings at {rate:,}/s for {seconds} s")
+        paced, n = rate * PACED_WARMUP_SECONDS, rate * (PACED_WARMUP_SECONDS + seconds)
+        progress(f"{stage.name} ({mode}): feeding {n:,} readings at {rate:,}/s for {PACED_WARMUP_SECONDS} + "
+                 f"{seconds} s (the first {PACED_WARMUP_SECONDS} s not measured)")
         feed(producer, topic, run, WARMUP, n, rate, stage.temperature)
         wait_for(WARMUP + n, 120, "every reading")
-        latencies = [ms for seq, ms in watcher.arrivals if seq >= WARMUP]
+        latencies = [ms for seq, ms in watcher.arrivals if seq >= WARMUP + paced]
         batches = batch_breakdowns()
     finally:
         watcher.stop.set()
@@ -126,7 +129,8 @@ def measure(stage: Stage, mode: str, rate: int, seconds: int) -> dict:
     return {"stage": stage.name, "mode": mode, "jobs": list(stage.jobs), "input_rate": rate, "fed_seconds": seconds,
             "records": len(latencies), "latency_p50_ms": p50, "latency_p99_ms": p99,
             "latency_max_ms": max(latencies, default=None), "batches": batches,
-            "note": f"trigger {TRIGGER_SECONDS} s" if mode == "micro-batch" else "real-time mode"}
+            "note": (f"trigger {TRIGGER_SECONDS} s" if mode == "micro-batch" else "real-time mode")
+                    + f"; first {PACED_WARMUP_SECONDS} s not measured"}
 
 
 def run_all(rate: int, seconds: int) -> list[dict]:
