@@ -28,3 +28,11 @@ def test_spark_parser_gives_every_case_the_same_verdict_and_reason(kafka_records
     assert got == {case: reason for case, _, reason in CASES}
     first = rows[0]  # "valid": its fields typed as the jobs use them
     assert (first.sensor, first.seq, first.temperature, first.ts) == ("sensor-01", 7, 21.5, 1_767_225_600_000)
+
+
+def test_spark_parser_reads_each_field_of_a_record_at_most_twice(kafka_records):
+    # Its type and its typed value, in a projection the checks read as columns: inlined
+    # into the checks' CASE WHEN, the same variant_get ran up to six times per field.
+    parsed = kp_spark.parse_readings(kafka_records([v for _, v, _ in CASES]))
+    plan = parsed._jdf.queryExecution().executedPlan().toString()
+    assert 0 < plan.count("variant_get(") <= 2 * len(readings.FIELDS)
