@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import uuid
 
 import psycopg
 from confluent_kafka import Producer
 from confluent_kafka.admin import ConfigResource
 
+from helpers import ROOT
 from kafka_patterns import clients, kafka_tool
 
 
@@ -79,3 +81,19 @@ def test_postgresql_is_ready_for_cdc(cluster):
         assert conn.execute("SHOW wal_level").fetchone()[0] == "logical"
         assert conn.execute("SELECT rolreplication FROM pg_roles WHERE rolname = 'cdc'").fetchone() == (True,)
         assert int(conn.execute("SHOW max_replication_slots").fetchone()[0]) >= 1
+
+
+def test_no_service_is_held_to_fewer_cpus_than_the_tests_may_use():
+    # Mitogen, the playbooks' strategy, pins the processes its modules start unless
+    # ansible/plugins/strategy/mitogen_linear.py turns that off: on 2 cores the brokers,
+    # Connect and the registry then shared one, and a cold make up took 270 s, not 110.
+    running = {}
+    for pid_file in (ROOT / ".run").rglob("*.pid"):  # every service make up started, postmaster.pid too
+        pid = int(pid_file.read_text().split()[0])
+        if os.path.exists(f"/proc/{pid}"):
+            running[pid_file.name] = pid
+    assert {"kafka-1.pid", "kafka-2.pid", "kafka-3.pid"} <= set(running), f"services found: {sorted(running)}"
+    cpus = os.sched_getaffinity(0)
+    held = {name: sorted(os.sched_getaffinity(pid)) for name, pid in running.items()
+            if os.sched_getaffinity(pid) != cpus}
+    assert not held, f"held to fewer CPUs than {sorted(cpus)}: {held}"
