@@ -294,9 +294,9 @@ class Canary:
         return True
 
     def _read(self, consumer, timeout: float) -> None:
-        # What has arrived, else wait for the first record only: consume(500, timeout) would
-        # hold a lone probe until the timeout, adding up to it to the measured latency.
-        for msg in consumer.consume(500, 0) or consumer.consume(1, timeout):
+        # consume(500, timeout) would hold a lone probe until the timeout, adding up to it
+        # to the measured latency.
+        for msg in clients.consume_ready(consumer, 500, timeout):
             if msg.error() is not None:
                 self.errors.error(f"consume: {msg.error().str()}")
                 continue

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, Message, Producer
 from confluent_kafka.admin import AdminClient
 
 from kafka_patterns import credentials, settings
@@ -68,6 +68,15 @@ def consumer(group_id: str, **overrides: Any) -> Consumer:
     """Manual commits, from the earliest offset of a new group."""
     return Consumer({**base_config(), "group.id": group_id, "enable.auto.commit": False,
                      "auto.offset.reset": "earliest", **overrides})
+
+
+def consume_ready(consumer: Consumer, max_records: int, timeout: float) -> list[Message]:
+    """The records already fetched, up to max_records, or else the first to arrive within
+    `timeout`. consume(max_records, timeout) waits out its whole timeout unless
+    max_records arrive first (librdkafka), so below that rate every record waited up
+    to the timeout in the client; here a batch is what piled up while the last was
+    handled."""
+    return consumer.consume(max_records, 0) or consumer.consume(1, timeout)
 
 
 def admin(user: str | None = None) -> AdminClient:

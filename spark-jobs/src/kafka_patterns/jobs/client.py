@@ -36,13 +36,14 @@ def group_consumer(args: argparse.Namespace, **overrides) -> Consumer:
 
 def poll_loop(consumer: Consumer, handle: Callable[[list[Message]], None], batch: int,
               max_idle: float | None) -> None:
-    """consume() batches into handle() until SIGTERM or `max_idle` seconds without
-    records; non-retriable errors raise. Idleness counts only once the consumer has
-    partitions (joining a group takes a rebalance first)."""
+    """Batches of up to `batch` records, as they arrive (clients.consume_ready: a lone
+    record does not wait for a batch to fill), into handle() until SIGTERM or `max_idle`
+    seconds without records; non-retriable errors raise. Idleness counts only once the
+    consumer has partitions (joining a group takes a rebalance first)."""
     with base.stopping_on_sigterm() as stopping:
         idle_since = time.monotonic()
         while not stopping.is_set():
-            msgs = consumer.consume(num_messages=batch, timeout=0.5)
+            msgs = clients.consume_ready(consumer, batch, 0.5)
             for m in msgs:
                 if m.error() and not m.error().retriable():
                     raise RuntimeError(f"consume error: {m.error()}")
