@@ -294,8 +294,7 @@ class Canary:
         return True
 
     def _read(self, consumer, timeout: float) -> None:
-        # consume(500, timeout) would hold a lone probe until the timeout, adding up to it
-        # to the measured latency.
+        # A lone probe is read at once: its wait would count in the measured latency.
         for msg in clients.consume_ready(consumer, 500, timeout):
             if msg.error() is not None:
                 self.errors.error(f"consume: {msg.error().str()}")
