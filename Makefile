@@ -148,15 +148,24 @@ PYTEST := $(PY) -m pytest -c $(ROOT)/tests/pytest.ini --rootdir $(ROOT)
 # Every tier runs even when one fails (like make -k); each prints its time. The tiers
 # on the local cluster come first; the hosts topology brings its own cluster, so the
 # local one (when this run started it) is stopped before, leaving it the machine.
-TEST_TIERS := test-iac test-unit test-infra test-security test-integration test-faults test-kube
+# iac and unit need no cluster and each keeps about one of the two cores busy, so they
+# run side by side, each into its own log, shown once both are done (measured: 96 and
+# 111 s one after the other, 115 s together).
+SIDE_BY_SIDE_TIERS := test-iac test-unit
+TEST_TIERS := test-infra test-security test-integration test-faults test-kube
 tier_sh = t0=$$SECONDS; $(MAKE) $(1) && r=passed || { r=FAILED; rc=1; }; \
 	echo "==> $(1) $$r in $$(( SECONDS - t0 ))s" | tee -a $(ROOT)/.run/logs/test-tiers.log $(ROOT)/.run/logs/test-run.log
+side_by_side_sh = echo "==> $(1) side by side (logs: .run/logs/<tier>.log)"; pids=; \
+	for tier in $(1); do ( rc=0; $(call tier_sh,$$tier); exit $$rc ) > $(ROOT)/.run/logs/$$tier.log 2>&1 & pids="$$pids $$!"; done; \
+	for pid in $$pids; do wait $$pid || rc=1; done; \
+	for tier in $(1); do cat $(ROOT)/.run/logs/$$tier.log; done
 
 test: setup ## every test tier; starts the cluster if needed and stops what it started
 	@mkdir -p $(ROOT)/.run/logs; rm -f $(ROOT)/.run/logs/failed-tests.log; : > $(ROOT)/.run/logs/test-run.log; \
 	started=no; \
 	if ! $(PY) -m kafka_patterns.inventory is-up 2>/dev/null; then $(MAKE) up; started=yes; fi; \
-	rc=0; for tier in $(TEST_TIERS); do $(call tier_sh,$$tier); done; \
+	rc=0; $(call side_by_side_sh,$(SIDE_BY_SIDE_TIERS)); \
+	for tier in $(TEST_TIERS); do $(call tier_sh,$$tier); done; \
 	if [ $$started = yes ]; then echo "==> stopping the cluster this run started"; $(MAKE) down; fi; \
 	$(call tier_sh,test-hosts-chaos); \
 	echo "==> summary"; cat $(ROOT)/.run/logs/test-run.log; \
