@@ -55,6 +55,11 @@ def log_driver_to(path: Path) -> None:
 
 
 LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
+# The local driver's scratch space (java.io.tmpdir, and so spark.local.dir: block manager,
+# pyspark and artifact directories, lz4-java's native library) is in the project's run
+# directory, not /tmp: a driver killed by SIGKILL (the fault matrix does it on purpose)
+# cannot remove it, and `make clean` then does.
+LOCAL_TMP_DIR = ROOT / ".run" / "tmp" / "spark"
 CHECKPOINT_FILE_MANAGER = "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
 
 
@@ -89,6 +94,7 @@ def local_conf() -> dict[str, str]:
             "spark.sql.warehouse.dir": str(ROOT / ".run" / "spark-warehouse"),
             "spark.driver.extraJavaOptions": f"-Djava.net.preferIPv4Stack=true "
                                              f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()} "
+                                             f"-Djava.io.tmpdir={LOCAL_TMP_DIR} "
                                              + os.environ.get("KP_DRIVER_JAVA_OPTIONS", "")}
 
 
@@ -131,6 +137,7 @@ def _session(app_name: str) -> SparkSession:
     if local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         conf = local_conf()
+        LOCAL_TMP_DIR.mkdir(parents=True, exist_ok=True)  # the JVM does not create it
         for key, value in conf.items():
             builder = builder.config(key, value)
         if _driver_log is not None:
