@@ -10,7 +10,7 @@ import socket
 from types import SimpleNamespace
 
 import pytest
-from confluent_kafka import ConsumerGroupType, KafkaException, TopicPartition
+from confluent_kafka import ConsumerGroupType, KafkaError, KafkaException, TopicPartition
 from prometheus_client import CollectorRegistry
 
 from kafka_patterns import clients, lag_exporter
@@ -195,6 +195,14 @@ def test_offset_source_over_the_admin_client() -> None:
     assert partial.value.found == {("t", 0): 9}
     assert all(kw["request_timeout"] == 3 for _, kw in admin.calls)  # a timeout on every admin call
     assert admin.calls[0][1]["types"] == {ConsumerGroupType.CONSUMER, ConsumerGroupType.CLASSIC}
+
+
+def test_a_partition_of_a_deleted_topic_has_no_end_offset_and_is_no_failure() -> None:
+    admin = FakeAdmin()
+    gone = KafkaException(KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART))
+    admin.list_offsets = lambda wanted, **kw: {
+        tp: done(error=gone) if tp.topic == "deleted" else done(SimpleNamespace(offset=9)) for tp in wanted}
+    assert OffsetSource(admin).end_offsets([("t", 0), ("deleted", 0)]) == {("t", 0): 9}
 
 
 def test_a_busy_metrics_port_fails_naming_it(monkeypatch, capsys) -> None:

@@ -12,7 +12,8 @@ member count and the end (latest) offsets of the partitions they commit on, and 
     kafka_patterns_lag_exporter_scrape_errors_total                    scrapes with a failed admin call
     kafka_patterns_lag_exporter_scrape_duration_seconds                the last scrape's duration
 
-A partition without a committed offset has no current_offset and no lag. Why our own:
+A partition without a committed offset has no current_offset and no lag; one of a deleted
+topic (a group keeps its offsets) has no lag and fails no scrape. Why our own:
 no kafka_exporter, KMinion or Burrow is reachable here; the names are kafka_exporter's,
 so Strimzi's dashboards and our alert rules (kafka_metrics/files/alerts.yml) work as is.
 
@@ -44,7 +45,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from confluent_kafka import ConsumerGroupTopicPartitions, ConsumerGroupType, TopicPartition
+from confluent_kafka import ConsumerGroupTopicPartitions, ConsumerGroupType, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import OffsetSpec
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -101,7 +102,9 @@ class OffsetSource:
         return len(self._result(futures[group]).members)
 
     def end_offsets(self, partitions: Iterable[TP]) -> dict[TP, int]:
-        """High watermarks (read_uncommitted, as kafka_exporter): one request for all partitions."""
+        """High watermarks (read_uncommitted, as kafka_exporter): one request for all partitions.
+        A partition of a deleted topic has none and is left out: a group keeps its committed
+        offsets after the topic is gone, with nothing left to read, and that is no failure."""
         wanted = {TopicPartition(t, p): OffsetSpec.latest() for t, p in partitions}
         if not wanted:
             return {}
@@ -110,10 +113,16 @@ class OffsetSource:
             try:
                 found[(tp.topic, tp.partition)] = self._result(future).offset
             except Exception as e:  # that partition's leader is away: the others still count
-                errors.append(e)
+                if not _topic_deleted(e):
+                    errors.append(e)
         if errors:
             raise Partial(found, errors)
         return found
+
+
+def _topic_deleted(e: Exception) -> bool:
+    error = e.args[0] if isinstance(e, KafkaException) and e.args else None
+    return isinstance(error, KafkaError) and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
 
 
 @dataclass

@@ -90,8 +90,12 @@ def show_lag() -> None:
     rows = []
     for group, offsets in sorted(committed.items()):
         for topic in sorted({t for t, _ in offsets}):
-            lag = sum(max(ends[tp] - o, 0) for tp, o in offsets.items() if tp[0] == topic and tp in ends)
-            rows.append([group, topic, sum(1 for t, _ in offsets if t == topic), lag, source.members(group)])
+            mine = {tp: o for tp, o in offsets.items() if tp[0] == topic}
+            # No end offset at all without a failure: the topic was deleted after the group
+            # committed on it (end_offsets leaves such partitions out).
+            lag = sum(max(ends[tp] - o, 0) for tp, o in mine.items() if tp in ends) \
+                if any(tp in ends for tp in mine) else "topic deleted"
+            rows.append([group, topic, len(mine), lag, source.members(group)])
     print(tabulate(rows, headers=["group", "topic", "partitions", "lag", "members"]) if rows
           else "no consumer group has committed offsets")
 
