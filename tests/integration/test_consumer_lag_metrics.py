@@ -21,7 +21,7 @@ def exporter(group: str) -> CollectorRegistry:
     with as_user("operator"):
         admin = clients.admin()
     registry = CollectorRegistry()
-    registry.register(LagCollector(OffsetSource(admin), groups_regex=f"^{re.escape(group)}$"))
+    registry.register(LagCollector(OffsetSource(lambda: admin), groups_regex=f"^{re.escape(group)}$"))
     return registry
 
 

@@ -185,7 +185,7 @@ class FakeAdmin:
 
 def test_offset_source_over_the_admin_client() -> None:
     admin = FakeAdmin()
-    source = OffsetSource(admin, timeout=3)
+    source = OffsetSource(lambda: admin, timeout=3)
     assert source.groups() == ["a", "b"]
     assert source.committed("a") == {("t", 0): 7, ("t", 1): None}
     assert source.members("a") == 2
@@ -202,7 +202,7 @@ def test_a_partition_of_a_deleted_topic_has_no_end_offset_and_is_no_failure() ->
     gone = KafkaException(KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART))
     admin.list_offsets = lambda wanted, **kw: {
         tp: done(error=gone) if tp.topic == "deleted" else done(SimpleNamespace(offset=9)) for tp in wanted}
-    assert OffsetSource(admin).end_offsets([("t", 0), ("deleted", 0)]) == {("t", 0): 9}
+    assert OffsetSource(lambda: admin).end_offsets([("t", 0), ("deleted", 0)]) == {("t", 0): 9}
 
 
 def test_a_busy_metrics_port_fails_naming_it(monkeypatch, capsys) -> None:

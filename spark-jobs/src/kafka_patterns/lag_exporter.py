@@ -42,11 +42,11 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from confluent_kafka import ConsumerGroupTopicPartitions, ConsumerGroupType, KafkaError, KafkaException, TopicPartition
-from confluent_kafka.admin import OffsetSpec
+from confluent_kafka.admin import AdminClient, OffsetSpec
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -73,14 +73,29 @@ class Partial(Exception):
 class OffsetSource:
     """The Kafka side, behind four calls a test replaces with a fake."""
 
-    def __init__(self, admin, timeout: float = TIMEOUT) -> None:
-        self.admin, self.timeout = admin, timeout
+    def __init__(self, new_admin: Callable[[], AdminClient], timeout: float = TIMEOUT) -> None:
+        self.new_admin, self.timeout = new_admin, timeout
+        self._admin: AdminClient | None = None
+
+    @property
+    def admin(self) -> AdminClient:
+        if self._admin is None:
+            self._admin = self.new_admin()
+        return self._admin
 
     def _result(self, future):
         # request_timeout fails the future first; this bound only guards against a hang.
         return future.result(timeout=self.timeout + 5)
 
     def groups(self) -> list[str]:
+        """Starts a scrape, with a new admin client. librdkafka's admin client caches each
+        group's coordinator, and an OffsetFetch answered NOT_COORDINATOR crashes it with
+        SIGSEGV (rd_kafka_cgrp_op from rd_kafka_handle_OffsetFetch; librdkafka issue 5040,
+        open). Coordinators move when the brokers' periodic preferred-leader election hands
+        __consumer_offsets partitions back, about 5 minutes after a broker restart: seen here
+        as a crash of the long-lived exporter 5 minutes after each. A new client looks the
+        coordinators up afresh."""
+        self._admin = None
         # Share groups have no committed offsets to fetch (see the module docstring).
         types = {ConsumerGroupType.CONSUMER, ConsumerGroupType.CLASSIC}
         listing = self._result(self.admin.list_consumer_groups(types=types, request_timeout=self.timeout))
@@ -241,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     args, stop = parse_args(argv), threading.Event()
     registry = CollectorRegistry()
     try:
-        registry.register(LagCollector(OffsetSource(clients.admin()), args.groups_regex))
+        clients.admin()  # the credentials checked now: a wrong one fails here, not at each scrape
+        registry.register(LagCollector(OffsetSource(clients.admin), args.groups_regex))
         server = serve_metrics(args.metrics_port, registry, args.metrics_addr)
     except (CanaryError, CredentialsError) as e:
         print(f"lag_exporter: {e}", file=sys.stderr)
