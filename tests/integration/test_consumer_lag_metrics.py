@@ -8,8 +8,7 @@ import uuid
 import pytest
 from prometheus_client import CollectorRegistry
 
-from kafka_patterns import clients, generator, runner
-from kafka_patterns.credentials import as_user
+from kafka_patterns import generator, runner
 from kafka_patterns.lag_exporter import LagCollector, OffsetSource
 
 TOPIC = "weather.readings"
@@ -18,10 +17,8 @@ READINGS = 500
 
 def exporter(group: str) -> CollectorRegistry:
     """An in-process exporter as `operator`, for this group only (the cluster holds others)."""
-    with as_user("operator"):
-        admin = clients.admin()
     registry = CollectorRegistry()
-    registry.register(LagCollector(OffsetSource(lambda: admin), groups_regex=f"^{re.escape(group)}$"))
+    registry.register(LagCollector(OffsetSource(user="operator"), groups_regex=f"^{re.escape(group)}$"))
     return registry
 
 

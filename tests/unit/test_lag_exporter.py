@@ -168,10 +168,9 @@ class FakeAdmin:
         self.calls.append(("list_consumer_groups", kw))
         return done(SimpleNamespace(valid=[SimpleNamespace(group_id="b"), SimpleNamespace(group_id="a")], errors=[]))
 
-    def list_consumer_group_offsets(self, request, **kw):
-        self.calls.append(("list_consumer_group_offsets", kw))
-        tps = [TopicPartition("t", 0, 7), TopicPartition("t", 1, -1001)]  # -1001: nothing committed
-        return {request[0].group_id: done(SimpleNamespace(topic_partitions=tps))}
+    def list_topics(self, **kw):
+        self.calls.append(("list_topics", kw))
+        return SimpleNamespace(topics={"t": SimpleNamespace(partitions={0: None, 1: None})})
 
     def describe_consumer_groups(self, group_ids, **kw):
         self.calls.append(("describe_consumer_groups", kw))
@@ -183,17 +182,33 @@ class FakeAdmin:
                 for tp in wanted}
 
 
+class FakeReader:
+    """The consumer OffsetSource reads a group's committed offsets with, then closes."""
+
+    def __init__(self, group: str) -> None:
+        self.group, self.asked, self.closed = group, None, False
+
+    def committed(self, partitions, timeout):
+        self.asked = (sorted((tp.topic, tp.partition) for tp in partitions), timeout)
+        return [TopicPartition("t", 0, 7), TopicPartition("t", 1, -1001)]  # -1001: nothing committed
+
+    def close(self) -> None:
+        self.closed = True
+
+
 def test_offset_source_over_the_admin_client() -> None:
-    admin = FakeAdmin()
-    source = OffsetSource(lambda: admin, timeout=3)
+    admin, readers = FakeAdmin(), []
+    source = OffsetSource(timeout=3, admin=admin, new_reader=lambda g: readers.append(FakeReader(g)) or readers[-1])
     assert source.groups() == ["a", "b"]
     assert source.committed("a") == {("t", 0): 7, ("t", 1): None}
+    # a consumer of the group, asked for every partition of the cluster, then closed
+    assert [(r.group, r.asked, r.closed) for r in readers] == [("a", ([("t", 0), ("t", 1)], 3), True)]
     assert source.members("a") == 2
     assert source.end_offsets([]) == {}
     with pytest.raises(Partial) as partial:
         source.end_offsets([("t", 0), ("t", 1)])
     assert partial.value.found == {("t", 0): 9}
-    assert all(kw["request_timeout"] == 3 for _, kw in admin.calls)  # a timeout on every admin call
+    assert all(kw.get("request_timeout", kw.get("timeout")) == 3 for _, kw in admin.calls)  # a timeout on each
     assert admin.calls[0][1]["types"] == {ConsumerGroupType.CONSUMER, ConsumerGroupType.CLASSIC}
 
 
@@ -202,7 +217,7 @@ def test_a_partition_of_a_deleted_topic_has_no_end_offset_and_is_no_failure() ->
     gone = KafkaException(KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART))
     admin.list_offsets = lambda wanted, **kw: {
         tp: done(error=gone) if tp.topic == "deleted" else done(SimpleNamespace(offset=9)) for tp in wanted}
-    assert OffsetSource(lambda: admin).end_offsets([("t", 0), ("deleted", 0)]) == {("t", 0): 9}
+    assert OffsetSource(admin=admin).end_offsets([("t", 0), ("deleted", 0)]) == {("t", 0): 9}
 
 
 def test_a_busy_metrics_port_fails_naming_it(monkeypatch, capsys) -> None:

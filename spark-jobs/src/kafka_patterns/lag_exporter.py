@@ -11,6 +11,7 @@ member count and the end (latest) offsets of the partitions they commit on, and 
     kafka_consumergroup_members{consumergroup}                         members of the group
     kafka_patterns_lag_exporter_scrape_errors_total                    scrapes with a failed admin call
     kafka_patterns_lag_exporter_scrape_duration_seconds                the last scrape's duration
+    process_start_time_seconds, process_cpu_seconds_total, ...        the exporter process (prometheus-client)
 
 A partition without a committed offset has no current_offset and no lag; one of a deleted
 topic (a group keeps its offsets) has no lag and fails no scrape. Why our own:
@@ -45,9 +46,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from confluent_kafka import ConsumerGroupTopicPartitions, ConsumerGroupType, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupType, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, ProcessCollector
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -71,31 +72,28 @@ class Partial(Exception):
 
 
 class OffsetSource:
-    """The Kafka side, behind four calls a test replaces with a fake."""
+    """The Kafka side, behind four calls a test replaces with a fake. `user` is the Kafka
+    user (None: KP_KAFKA_USER's or the default); `admin` and `new_reader` stand in for
+    the clients in tests."""
 
-    def __init__(self, new_admin: Callable[[], AdminClient], timeout: float = TIMEOUT) -> None:
-        self.new_admin, self.timeout = new_admin, timeout
-        self._admin: AdminClient | None = None
-
-    @property
-    def admin(self) -> AdminClient:
-        if self._admin is None:
-            self._admin = self.new_admin()
-        return self._admin
+    def __init__(self, user: str | None = None, timeout: float = TIMEOUT, admin: AdminClient | None = None,
+                 new_reader: Callable[[str], Consumer] | None = None) -> None:
+        self.timeout = timeout
+        self.new_admin = (lambda: admin) if admin is not None else (lambda: clients.admin(user))
+        self.admin = self.new_admin()  # made now: missing credentials fail at start, naming the fix
+        self.new_reader = new_reader or (lambda group: Consumer(
+            {**clients.base_config(user), "group.id": group, "enable.auto.commit": False}))
+        self._partitions: list[TopicPartition] | None = None
 
     def _result(self, future):
         # request_timeout fails the future first; this bound only guards against a hang.
         return future.result(timeout=self.timeout + 5)
 
     def groups(self) -> list[str]:
-        """Starts a scrape, with a new admin client. librdkafka's admin client caches each
-        group's coordinator, and an OffsetFetch answered NOT_COORDINATOR crashes it with
-        SIGSEGV (rd_kafka_cgrp_op from rd_kafka_handle_OffsetFetch; librdkafka issue 5040,
-        open). Coordinators move when the brokers' periodic preferred-leader election hands
-        __consumer_offsets partitions back, about 5 minutes after a broker restart: seen here
-        as a crash of the long-lived exporter 5 minutes after each. A new client looks the
-        coordinators up afresh."""
-        self._admin = None
+        """Starts a scrape, with a new admin client (no connection or state of one from
+        before a broker's restart: librdkafka's admin client has aborted on those, see
+        committed()); the partitions are listed again at its first committed()."""
+        self.admin, self._partitions = self.new_admin(), None
         # Share groups have no committed offsets to fetch (see the module docstring).
         types = {ConsumerGroupType.CONSUMER, ConsumerGroupType.CLASSIC}
         listing = self._result(self.admin.list_consumer_groups(types=types, request_timeout=self.timeout))
@@ -105,12 +103,26 @@ class OffsetSource:
         return found
 
     def committed(self, group: str) -> dict[TP, int | None]:
-        """Committed offset per partition; None where nothing is committed (librdkafka: -1001)."""
-        futures = self.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
-                                                         request_timeout=self.timeout)
-        answer = self._result(futures[group])
+        """Committed offset per partition; None where nothing is committed (librdkafka: -1001).
+
+        Read by a consumer of the group that never joins it, not by the admin client:
+        librdkafka's admin client crashes the process (SIGSEGV in rd_kafka_cgrp_op from
+        rd_kafka_handle_OffsetFetch; librdkafka issue 5040) when the OffsetFetch meets a
+        coordinator that has moved, as they do when a broker dies, comes back, and when the
+        brokers' preferred-leader election hands __consumer_offsets partitions back about 5
+        minutes later (seen here as the exporter's SIGSEGV 5 minutes after each fault test's
+        restart). A consumer looks its coordinator up again instead. It asks for every
+        partition of the cluster, as kafka_exporter does."""
+        if self._partitions is None:
+            topics = self.admin.list_topics(timeout=self.timeout).topics
+            self._partitions = [TopicPartition(t, p) for t, meta in topics.items() for p in meta.partitions]
+        reader = self.new_reader(group)
+        try:
+            answer = reader.committed(self._partitions, timeout=self.timeout)
+        finally:
+            reader.close()
         return {(tp.topic, tp.partition): tp.offset if tp.error is None and tp.offset >= 0 else None
-                for tp in answer.topic_partitions or []}
+                for tp in answer}
 
     def members(self, group: str) -> int:
         futures = self.admin.describe_consumer_groups([group], request_timeout=self.timeout)
@@ -255,9 +267,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     args, stop = parse_args(argv), threading.Event()
     registry = CollectorRegistry()
+    # process_start_time_seconds and the rest, as every exporter has: a restart shows.
+    ProcessCollector(registry=registry)
     try:
-        clients.admin()  # the credentials checked now: a wrong one fails here, not at each scrape
-        registry.register(LagCollector(OffsetSource(clients.admin), args.groups_regex))
+        registry.register(LagCollector(OffsetSource(), args.groups_regex))
         server = serve_metrics(args.metrics_port, registry, args.metrics_addr)
     except (CanaryError, CredentialsError) as e:
         print(f"lag_exporter: {e}", file=sys.stderr)

@@ -80,7 +80,7 @@ def show_lag() -> None:
     """Per consumer group and topic: the lag summed over the partitions it commits on
     (as the lag exporter computes it), and the group's members."""
     section("Consumer groups")
-    source = lag_exporter.OffsetSource(lambda: clients.admin(user="operator"))
+    source = lag_exporter.OffsetSource(user="operator")
     try:
         committed = {g: {tp: o for tp, o in source.committed(g).items() if o is not None} for g in source.groups()}
         ends = source.end_offsets({tp for offsets in committed.values() for tp in offsets})
