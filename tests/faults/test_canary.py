@@ -50,8 +50,8 @@ class Running:
         assert not self.thread.is_alive(), "the canary did not drain within its grace periods"
         # Its group would outlive the test, with offsets on a topic the test deletes. A failed
         # deletion is a leftover, not a broken promise: reported, not failed.
-        for f in clients.admin(credentials.ADMIN_USER).delete_consumer_groups(
-                [self.canary.options.group], request_timeout=30).values():
+        admin = clients.admin(credentials.ADMIN_USER)  # kept until the answer: a dropped client never gives it
+        for f in admin.delete_consumer_groups([self.canary.options.group], request_timeout=30).values():
             try:
                 f.result(timeout=60)
             except KafkaException as e:
