@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import signal
 import sys
 import time
 import traceback
@@ -56,6 +57,11 @@ def measured_part(name: str, measure: Callable[[], dict | list], failed: list[st
 
 
 def main(argv: list[str] | None = None) -> int:
+    # A SIGTERM (kill, pkill, a CI timeout) unwinds like Ctrl-C: subprocess.run kills the
+    # perf tool it waits on and the finally blocks delete the bench topics and stop the
+    # plain-text cluster. By default the process would just end, and its ProducerPerformance
+    # go on writing into a bench topic for minutes, into the next run's measurements.
+    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     # The bench's own catalogue user (its topics, groups and the pipelines' inputs); the
     # benchmarked jobs run as themselves (bench/pipeline.py).
     os.environ.setdefault("KP_KAFKA_USER", "bench")
