@@ -112,7 +112,9 @@ class OffsetSource:
         brokers' preferred-leader election hands __consumer_offsets partitions back about 5
         minutes later (seen here as the exporter's SIGSEGV 5 minutes after each fault test's
         restart). A consumer looks its coordinator up again instead. It asks for every
-        partition of the cluster, as kafka_exporter does."""
+        partition of the cluster, as kafka_exporter does. One short-lived consumer per group
+        and scrape (its own TLS connections): cheap for the handful of groups a cluster of
+        this project holds; a cache of consumers would pay off only with many more."""
         if self._partitions is None:
             topics = self.admin.list_topics(timeout=self.timeout).topics
             self._partitions = [TopicPartition(t, p) for t, meta in topics.items() for p in meta.partitions]
