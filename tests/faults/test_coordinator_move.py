@@ -41,22 +41,17 @@ def offsets_partition() -> int:
     return (abs(java_hash) if java_hash != -2**31 else 0) % len(partitions)
 
 
-def coordinator(partition: int) -> tuple[int, int]:
-    """(leader, preferred leader) of the group's offsets partition. From metadata, not the
-    admin client's group calls, which abort on a dead coordinator (librdkafka PR 5397)."""
-    meta = clients.admin("operator").list_topics(OFFSETS, timeout=10).topics[OFFSETS].partitions[partition]
-    return meta.leader, meta.replicas[0]
-
-
 def elect_preferred(partition: int) -> bool:
-    """Hands the partition to its preferred leader; True once that one leads it."""
+    """Hands the partition to its preferred leader; True once that one leads it. Leaders
+    come from metadata (broker_faults.leader_of), not the admin client's group calls, which
+    abort on a dead coordinator (librdkafka PR 5397)."""
     admin = clients.admin(credentials.ADMIN_USER)
-    try:  # ELECTION_NOT_NEEDED is an answer, not an exception; a preferred leader not in sync is
+    try:  # ELECTION_NOT_NEEDED is an answer; a preferred leader not yet in sync raises: try again
         admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(OFFSETS, partition)]).result(timeout=30)
     except KafkaException:
         return False
-    leader, preferred = coordinator(partition)
-    return leader == preferred
+    meta = admin.list_topics(OFFSETS, timeout=10).topics[OFFSETS].partitions[partition]
+    return meta.leader == meta.replicas[0]
 
 
 @pytest.fixture(scope="module")
@@ -73,11 +68,11 @@ def test_the_lag_exporter_lives_through_a_move_of_the_group_coordinators(cluster
     partition = offsets_partition()
     clients.wait_until(lambda: elect_preferred(partition), timeout=60, interval=1,
                        what=f"{OFFSETS}-{partition} on its preferred leader")
-    node = broker_faults.by_id(cluster, coordinator(partition)[0])
+    node = broker_faults.by_id(cluster, broker_faults.leader_of(OFFSETS, partition))
     broker_faults.kill9(node)
     try:
-        clients.wait_until(lambda: coordinator(partition)[0] not in (node.node_id, -1), timeout=120, interval=1,
-                           what=f"{GROUP}'s coordinator to move off {node.name}")
+        clients.wait_until(lambda: broker_faults.leader_of(OFFSETS, partition) not in (node.node_id, -1),
+                           timeout=120, interval=1, what=f"{GROUP}'s coordinator to move off {node.name}")
     finally:
         broker_faults.start(node)
     clients.wait_until(lambda: broker_faults.under_replicated() == 0, timeout=180, interval=1,
