@@ -8,9 +8,11 @@ Pods use the toolbox image kube-up imports (Debian's static busybox on scratch).
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import subprocess
+import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -177,3 +179,21 @@ def test_a_second_kube_up_changes_nothing():
 def test_kubeconfig_points_at_the_bridge_address(kubeconfig: Path):
     config = yaml.safe_load(kubeconfig.read_text())
     assert config["clusters"][0]["cluster"]["server"] == f"https://{NODE_ADDRESS}:6443"
+
+
+def test_a_kubernetes_client_that_exits_abruptly_leaves_no_key_copy(kubeconfig: Path, tmp_path: Path):
+    """The kubernetes Python client copies inline (*-data) certificates and keys to
+    TMPDIR and deletes them at a clean exit only; kubernetes.core under Mitogen exits
+    without one. With the PKI referenced by path there is nothing to copy."""
+    client = (
+        "import os, sys\n"
+        "from kubernetes import client, config\n"
+        "config.load_kube_config(sys.argv[1])\n"
+        "print(len(client.CoreV1Api().list_namespace(_request_timeout=20).items))\n"
+        "sys.stdout.flush()\n"
+        "os._exit(0)\n"  # no atexit handlers, as a Mitogen worker ends
+    )
+    proc = subprocess.run([sys.executable, "-c", client, str(kubeconfig)], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert proc.returncode == 0 and int(proc.stdout) > 0, proc.stderr[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
