@@ -1,6 +1,9 @@
 """The lag exporter against the local cluster: a fresh group committed at the topic's
 start shows exactly the records written since as lag, and none once committed at the end.
-The harness writes and commits; the exporter reads as `operator` (Describe only)."""
+The harness writes and commits; the exporter reads as `operator` (Describe only).
+
+The topic is the test's own: the tier runs in parallel, and a pattern test writing to a
+shared topic between two scrapes would change the lag this test asserts exactly."""
 
 import re
 import uuid
@@ -8,11 +11,10 @@ import uuid
 import pytest
 from prometheus_client import CollectorRegistry
 
-from kafka_patterns import generator, runner
+from kafka_patterns import chaos, clients, runner
 from kafka_patterns.lag_exporter import LagCollector, OffsetSource
 
-TOPIC = "weather.readings"
-READINGS = 500
+RECORDS = 500
 
 
 def exporter(group: str) -> CollectorRegistry:
@@ -22,26 +24,42 @@ def exporter(group: str) -> CollectorRegistry:
     return registry
 
 
+@pytest.fixture
+def topic(cluster):
+    """A topic of this test alone, under `chaos.`: the prefix where the harness may create
+    and delete the topics of one run (the broker fault tier's too)."""
+    name = f"{chaos.PREFIX}lag-exporter-test.{uuid.uuid4().hex[:8]}"
+    chaos.create_topic(name)
+    yield name
+    chaos.delete_topic(name)
+
+
+def produce(topic: str, count: int) -> None:
+    producer = clients.producer()
+    errors = []
+    for i in range(count):
+        producer.produce(topic, key=str(i % 20).encode(), value=f"record {i}".encode(),
+                         on_delivery=lambda err, _msg: err and errors.append(err))
+    assert producer.flush(60) == 0 and not errors, errors
+
+
 @pytest.mark.slow
-def test_exported_lag_sum_is_the_seeded_groups_exact_lag(cluster):
+def test_exported_lag_sum_is_the_seeded_groups_exact_lag(topic):
     group = f"lag-exporter-test-{uuid.uuid4().hex[:8]}"  # the harness may use any group ("*" Read)
-    start = runner.end_offsets([TOPIC])[TOPIC]
-    runner.seed_group(group, TOPIC, start)
-    produced = generator.produce(TOPIC, READINGS, run=group)
-    assert len(produced.acked) == READINGS, produced.errors
-    end = runner.end_offsets([TOPIC])[TOPIC]
-    # From the offsets, not READINGS: the bad-input suite, when it runs, adds its cases.
-    expected = sum(end[p] - start[p] for p in end)
-    assert expected >= READINGS
+    start = clients.end_offsets(topic, chaos.PARTITIONS)
+    runner.seed_group(group, topic, start)
+    produce(topic, RECORDS)
+    end = clients.end_offsets(topic, chaos.PARTITIONS)
+    assert sum(end[p] - start[p] for p in end) == RECORDS
 
     registry = exporter(group)
-    labels = {"consumergroup": group, "topic": TOPIC}
-    assert registry.get_sample_value("kafka_consumergroup_lag_sum", labels) == expected
+    labels = {"consumergroup": group, "topic": topic}
+    assert registry.get_sample_value("kafka_consumergroup_lag_sum", labels) == RECORDS
     assert registry.get_sample_value("kafka_consumergroup_members", {"consumergroup": group}) == 0
     for p, offset in start.items():
         assert registry.get_sample_value("kafka_consumergroup_current_offset", {**labels, "partition": str(p)}) \
             == offset
 
-    runner.seed_group(group, TOPIC, end)
+    runner.seed_group(group, topic, end)
     assert registry.get_sample_value("kafka_consumergroup_lag_sum", labels) == 0
     assert registry.get_sample_value("kafka_patterns_lag_exporter_scrape_errors_total") == 0
