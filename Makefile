@@ -212,7 +212,8 @@ lint: setup ## ruff and ansible-lint
 # STACK: dev | prod = a Pulumi stack (pulumi/Pulumi.<stack>.yaml, and so the chart's
 # values-<stack>.yaml) on the cluster of the current kube context; local = the
 # `make kube-up` cluster (always through .run/kube/admin.kubeconfig), deployed with
-# Ansible + helm and values-local.yaml. Unset: local when the current kube context is
+# Ansible + helm: the Strimzi operator and the chart with values-local-strimzi.yaml, then
+# with values-local.yaml (bring-your-own Kafka). Unset: local when the current kube context is
 # the local cluster's, or when no context is set and the local cluster exists; dev
 # otherwise (helm/tools/kube_stack.py decides; `make -s kube-stack` prints it).
 STACK ?=
@@ -243,7 +244,7 @@ kube-stack: setup ## print the stack make deploy/destroy/k8s-status use when STA
 test-iac: setup ## chart render + schema validation, Pulumi mocks, Ansible syntax-check/lint (no cluster)
 	@HELM=$(HELM) $(PYTEST) $(ROOT)/tests/iac
 
-image: setup ## the Spark, spark-operator and schema registry images, built with podman (no Docker engine), loaded into the local cluster if it runs
+image: setup ## the Spark, spark-operator, schema registry and Strimzi (from source) images, built with podman (no Docker engine), loaded into the local cluster if it runs
 	@$(call quietly,image,make image,$(PLAYBOOK) $(ROOT)/ansible/playbooks/image.yml)
 	@$(PY) $(TOOLS)/built_images.py
 

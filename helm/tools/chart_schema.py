@@ -81,6 +81,7 @@ CHART_VALUES: dict[str, Any] = {
         "clusterName": {"type": "string", "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$"},
         "external": EXTERNAL_KAFKA,
         "metadataVersion": STR,
+        "nodePools": {"enum": ["separate", "combined"]},
         "controllers": POOL,
         "brokers": POOL,
         "rack": _obj({"type": {"enum": ["topology-label", "environment-variable"]},
@@ -88,6 +89,7 @@ CHART_VALUES: dict[str, Any] = {
         "listener": _obj({"name": {"type": "string", "pattern": "^[a-z0-9]{1,11}$"},
                           "port": {"type": "integer", "minimum": 9092}}, ["name", "port"]),
         "config": {"type": "object"},
+        "entityOperator": _obj({"topicOperator": {"type": "object"}, "userOperator": {"type": "object"}}),
         "podDisruptionBudget": PDB,
         "topologySpread": SPREAD,
     }),
@@ -95,6 +97,7 @@ CHART_VALUES: dict[str, Any] = {
         "enabled": {"type": "boolean"},
         "replicas": INT,
         "resources": RESOURCES,
+        "image": STR,
         "build": _obj({"image": {"type": "string", "minLength": 1}, "pushSecret": STR}, ["image"]),
         "podDisruptionBudget": PDB,
         "topologySpread": SPREAD,
@@ -106,6 +109,7 @@ CHART_VALUES: dict[str, Any] = {
         "cdcUser": STR, "cdcPasswordSecret": SECRET_REF,
     }, ["host", "port", "database"]),
     "spark": _obj({
+        "enabled": {"type": "boolean"},
         "image": _obj({"repository": {"type": "string", "minLength": 1}, "tag": STR,
                        "pullPolicy": {"enum": ["Always", "IfNotPresent", "Never"]}}, ["repository"]),
         "launcher": {"type": "string", "pattern": "^local://.+\\.py$"},
@@ -123,6 +127,7 @@ CHART_VALUES: dict[str, Any] = {
                            "restartPolicy": RESTART}),
     }),
     "clients": _obj({
+        "enabled": {"type": "boolean"},
         "jobs": _obj({"include": JOB_NAMES}),
         "replicas": per_job(INT),
         # Numbers too ([--batch, 50]): the chart passes them as strings.

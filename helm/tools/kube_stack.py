@@ -18,6 +18,7 @@ context is configured at all and the local cluster's kubeconfig exists; dev othe
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -111,6 +112,16 @@ def values_file(stack: str) -> Path:
     return CHART_DIR / _pulumi(stack)["kafka-patterns:valuesFile"]
 
 
+def strimzi_namespace(stack: str) -> str | None:
+    """Where the stack's Strimzi Kafka runs: the platform namespace of a Strimzi stack; on
+    the local stack, the namespace of its Strimzi-mode release (role k8s_helm); None when
+    the stack has none."""
+    if stack == "local":
+        defaults = _local_defaults()
+        return defaults["k8s_helm_strimzi_namespace"] if defaults.get("k8s_helm_strimzi") else None
+    return None if kafka_external(stack) else namespace(stack)
+
+
 def kafka_external(stack: str) -> bool:
     """The stack's chart values bring their own Kafka (kafka.external.enabled)."""
     defaults = _load(CHART_DIR / "values.yaml")["kafka"]["external"]["enabled"]
@@ -130,8 +141,14 @@ def kubectl() -> str | None:
 
 # (title, kubectl get arguments) of `make k8s-status`; {ns} / {ons}: platform / operator namespace.
 STATUS_OPERATORS = [("operators", ["deployments", "-n", "{ons}", "-o", "wide"])]
-STATUS_STRIMZI = [("Strimzi resources", ["kafka,kafkanodepool,kafkatopic,kafkauser,kafkaconnect,kafkaconnector",
-                                         "-n", "{ns}"])]
+# {kns}: the namespace of the stack's Strimzi Kafka (strimzi_namespace).
+STATUS_STRIMZI = [
+    ("Kafka and node pools", ["kafka,kafkanodepool", "-n", "{kns}"]),
+    ("Connect and connectors", ["kafkaconnect,kafkaconnector", "-n", "{kns}", "-o",
+                                "custom-columns=KIND:.kind,NAME:.metadata.name,"
+                                "READY:.status.conditions[?(@.type=='Ready')].status,"
+                                "STATE:.status.connectorStatus.connector.state,REPLICAS:.status.replicas"]),
+]
 STATUS_SPARK = [
     ("SparkApplications", ["sparkapplications", "-n", "{ns}", "-o",
                            "custom-columns=NAME:.metadata.name,STATE:.status.applicationState.state,"
@@ -171,17 +188,46 @@ def status(stack: str) -> int:
         hint = " (is the local Kubernetes up? `make kube-up`)" if stack == "local" else ""
         print(f"the API server of stack {stack} does not answer{hint}: {probe.stderr.strip()}", file=sys.stderr)
         return 1
-    ns, ons = namespace(stack), operator_namespace(stack)
-    sections = STATUS_OPERATORS + ([] if kafka_external(stack) else STATUS_STRIMZI) + STATUS_SPARK
+    ns, ons, kns = namespace(stack), operator_namespace(stack), strimzi_namespace(stack)
     print(f"stack {stack}: namespace {ns}, operators in {ons}"
-          + (", bring-your-own Kafka" if kafka_external(stack) else ""))
+          + (", bring-your-own Kafka" if kafka_external(stack) else "")
+          + (f", Strimzi Kafka in {kns}" if kns and kns != ns else ""))
     rc = 0
-    for title, args in sections:
-        print(f"\n== {title}")
-        sys.stdout.flush()
-        proc = subprocess.run([binary, "get", *[a.format(ns=ns, ons=ons) for a in args]], env=env, check=False)
-        rc = rc or proc.returncode
+    for title, args in STATUS_OPERATORS + (STATUS_STRIMZI if kns else []):
+        rc = _section(binary, env, title, [a.format(ns=ns, ons=ons, kns=kns) for a in args]) or rc
+    if kns:
+        rc = _not_ready(binary, env, kns) or rc
+    for title, args in STATUS_SPARK:
+        rc = _section(binary, env, title, [a.format(ns=ns, ons=ons, kns=kns) for a in args]) or rc
     return rc
+
+
+def _section(binary: str, env: dict[str, str], title: str, args: list[str]) -> int:
+    print(f"\n== {title}")
+    sys.stdout.flush()
+    return subprocess.run([binary, "get", *args], env=env, check=False).returncode
+
+
+def _not_ready(binary: str, env: dict[str, str], kns: str) -> int:
+    """The KafkaTopics and KafkaUsers that are not Ready, with the operator's reason (a
+    catalogue has dozens: the Ready ones are only counted)."""
+    print("\n== topics and users not Ready")
+    proc = subprocess.run([binary, "get", "kafkatopics,kafkausers", "-n", kns, "-o", "json"], env=env,
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        print(proc.stderr.strip(), file=sys.stderr)
+        return proc.returncode
+    items = json.loads(proc.stdout)["items"]
+    not_ready = []
+    for item in items:
+        ready = next((c for c in item.get("status", {}).get("conditions", []) if c.get("type") == "Ready"), None)
+        if not ready or ready.get("status") != "True":
+            why = (ready or {}).get("message") or (ready or {}).get("reason") or "no status yet"
+            not_ready.append(f"{item['kind']}/{item['metadata']['name']}: {why}")
+    kinds = {k: sum(1 for i in items if i["kind"] == k) for k in ("KafkaTopic", "KafkaUser")}
+    print("\n".join(not_ready) if not_ready else
+          f"none: {kinds['KafkaTopic']} topics and {kinds['KafkaUser']} users, all Ready")
+    return 0
 
 
 def main(argv: list[str]) -> int:

@@ -54,6 +54,14 @@ def values_of(variant: str) -> dict[str, Any]:
 # variants that bring their own Kafka (kafka.external.enabled: Spark applications only).
 BYO_VARIANTS = [v for v in VARIANTS if values_of(v)["kafka"]["external"]["enabled"]]
 STRIMZI_VARIANTS = [v for v in VARIANTS if v not in BYO_VARIANTS]
+# What a variant runs besides Kafka (a release may run Kafka alone: values-local-strimzi).
+SPARK_VARIANTS = [v for v in VARIANTS if values_of(v)["spark"]["enabled"]]
+CLIENT_VARIANTS = [v for v in VARIANTS if values_of(v)["clients"]["enabled"]]
+CONNECT_VARIANTS = [v for v in STRIMZI_VARIANTS if values_of(v)["connect"]["enabled"]]
+KAFKA_EXPORTER_VARIANTS = [v for v in STRIMZI_VARIANTS if values_of(v)["monitoring"]["kafkaExporter"]["enabled"]]
+# KRaft controllers and brokers in pools of their own, or one pool of nodes with both roles.
+SEPARATE_POOL_VARIANTS = [v for v in STRIMZI_VARIANTS if values_of(v)["kafka"]["nodePools"] == "separate"]
+COMBINED_POOL_VARIANTS = [v for v in STRIMZI_VARIANTS if v not in SEPARATE_POOL_VARIANTS]
 
 
 def strict(schema: dict[str, Any]) -> dict[str, Any]:
@@ -82,6 +90,13 @@ def one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
     found = kinds(objects, kind)
     assert len(found) == 1, f"expected one {kind}, found {len(found)}"
     return found[0]
+
+
+def connect_name(objects: list[dict[str, Any]]) -> str | None:
+    """The KafkaConnect's name, None where the variant runs no Connect."""
+    found = kinds(objects, "KafkaConnect")
+    assert len(found) <= 1, f"expected at most one KafkaConnect, found {len(found)}"
+    return found[0]["metadata"]["name"] if found else None
 
 
 def by_name(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:

@@ -6,7 +6,17 @@ connector."""
 from __future__ import annotations
 
 import pytest
-from manifests import STRIMZI_VARIANTS, by_name, catalogue_acls, kinds, one, resources_of, user_acls
+from manifests import (
+    CONNECT_VARIANTS,
+    STRIMZI_VARIANTS,
+    by_name,
+    catalogue_acls,
+    connect_name,
+    kinds,
+    one,
+    resources_of,
+    user_acls,
+)
 
 CONNECT_ANNOTATION = "strimzi.io/use-connector-resources"
 
@@ -35,7 +45,7 @@ def test_every_job_has_a_kafka_user_with_exactly_its_acls(rendered, cat, variant
 
 @pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_no_user_gets_more_than_least_privilege(rendered, cat, variant):
-    connect = one(rendered[variant], "KafkaConnect")["metadata"]["name"]
+    connect = connect_name(rendered[variant])
     # The catalogue's users that are not jobs (the canary's, the lag exporter's): what the
     # catalogue declares (tests/iac/test_monitoring.py), at most a view of every topic,
     # group and the cluster (Describe, DescribeConfigs: metadata, no records), and their
@@ -59,7 +69,7 @@ def test_no_user_gets_more_than_least_privilege(rendered, cat, variant):
             assert pattern == "literal" or name == connect or named_after_job, (name, rtype, rname)
 
 
-@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
+@pytest.mark.parametrize("variant", CONNECT_VARIANTS)
 def test_kafka_connect_uses_connector_resources_and_builds_the_pinned_debezium(rendered, versions, variant):
     kafka = one(rendered[variant], "Kafka")
     connect = one(rendered[variant], "KafkaConnect")
@@ -77,7 +87,7 @@ def test_kafka_connect_uses_connector_resources_and_builds_the_pinned_debezium(r
                          ("io.debezium", "debezium-connector-jdbc", versions["debezium_jdbc_version"])}
 
 
-@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
+@pytest.mark.parametrize("variant", CONNECT_VARIANTS)
 def test_every_catalogue_connector_is_a_kafka_connector(rendered, cat, variant):
     connect = one(rendered[variant], "KafkaConnect")["metadata"]["name"]
     assert len(kinds(rendered[variant], "KafkaConnector")) == len(cat["connectors"])
@@ -90,7 +100,7 @@ def test_every_catalogue_connector_is_a_kafka_connector(rendered, cat, variant):
         assert passwords and all(v.startswith("${env:") for v in passwords), c["name"]
 
 
-@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
+@pytest.mark.parametrize("variant", CONNECT_VARIANTS)
 def test_the_connect_user_may_do_what_its_connectors_do(rendered, cat, variant):
     connect = one(rendered[variant], "KafkaConnect")
     acls = user_acls(by_name(rendered[variant], "KafkaUser")[connect["metadata"]["name"]])

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from manifests import (
+    CLIENT_VARIANTS,
     ROOT,
     VARIANTS,
     app_specs,
@@ -116,7 +117,7 @@ def env_entries(obj: Any):
             yield from env_entries(v)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", CLIENT_VARIANTS)
 def test_every_client_job_has_exactly_one_runtime(rendered, cat, variant):
     found = runtimes(rendered[variant])
     jobs = client_jobs(cat, variant)
@@ -142,7 +143,7 @@ def test_values_yaml_runs_every_client_job_and_the_local_cluster_a_work_queue_of
     assert container(local["work-queue"])["resources"]["requests"]["cpu"].endswith("m")
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", CLIENT_VARIANTS)
 def test_client_jobs_run_their_module_on_the_spark_image_through_its_launcher(rendered, cat, versions, variant):
     values = values_of(variant)["spark"]
     image = f"{values['image']['repository']}:{values['image']['tag'] or versions['spark_version']}"
@@ -186,7 +187,7 @@ def test_every_option_the_chart_passes_is_one_the_module_takes(rendered, cat):
         assert all(f'"{o}"' in source for o in options), (job, options)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", CLIENT_VARIANTS)
 def test_client_pods_get_the_spark_applications_environment_and_ca(rendered, cat, variant):
     objects = rendered[variant]
     spark_job, spark = next(iter(app_specs(objects).items()))
@@ -270,7 +271,7 @@ def test_prod_spreads_each_jobs_pods_over_zones(rendered):
     assert "topologySpreadConstraints" not in pod_template(by_job(rendered["dev"])["work-queue"])["spec"]
 
 
-@pytest.mark.parametrize("variant", [v for v in VARIANTS if runs(v, "replay")])
+@pytest.mark.parametrize("variant", [v for v in CLIENT_VARIANTS if runs(v, "replay")])
 def test_replay_is_a_job_template_that_never_fires_on_its_own(rendered, variant):
     cron = by_name(rendered[variant], "CronJob")["replay"]
     assert cron["spec"]["suspend"] is True

@@ -1,13 +1,13 @@
-"""The Kafka cluster the chart renders: two node pools, the catalogue's guarantee
+"""The Kafka cluster the chart renders: two node pools (or one of combined nodes), the catalogue's guarantee
 settings, rack awareness, one TLS + SCRAM-SHA-512 listener, simple authorization."""
 
 from __future__ import annotations
 
 import pytest
-from manifests import STRIMZI_VARIANTS, by_name, kinds, one
+from manifests import COMBINED_POOL_VARIANTS, SEPARATE_POOL_VARIANTS, STRIMZI_VARIANTS, by_name, kinds, one
 
 
-@pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
+@pytest.mark.parametrize("variant", SEPARATE_POOL_VARIANTS)
 def test_kafka_has_3_controllers_and_3_brokers_on_persistent_storage(rendered, variant):
     kafka = one(rendered[variant], "Kafka")
     pools = kinds(rendered[variant], "KafkaNodePool")
@@ -20,6 +20,17 @@ def test_kafka_has_3_controllers_and_3_brokers_on_persistent_storage(rendered, v
         assert volumes and all(v["type"] == "persistent-claim" for v in volumes), pool["metadata"]["name"]
         assert not any(v.get("deleteClaim") for v in volumes), "a teardown must not delete Kafka's data"
         assert any(v.get("kraftMetadata") == "shared" for v in volumes)
+
+
+@pytest.mark.parametrize("variant", COMBINED_POOL_VARIANTS)
+def test_a_combined_pool_runs_3_nodes_with_both_kraft_roles_on_persistent_storage(rendered, variant):
+    (pool,) = kinds(rendered[variant], "KafkaNodePool")
+    assert pool["metadata"]["name"] == "dual-role"
+    assert sorted(pool["spec"]["roles"]) == ["broker", "controller"] and pool["spec"]["replicas"] == 3
+    (volume,) = pool["spec"]["storage"]["volumes"]
+    assert volume["type"] == "persistent-claim" and volume["deleteClaim"] is False
+    assert volume["kraftMetadata"] == "shared"
+    assert pool["metadata"]["labels"]["strimzi.io/cluster"] == one(rendered[variant], "Kafka")["metadata"]["name"]
 
 
 @pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
@@ -60,7 +71,8 @@ def test_every_listener_is_tls_with_scram_sha_512(rendered, variant):
 @pytest.mark.parametrize("variant", STRIMZI_VARIANTS)
 def test_kafka_runs_the_pinned_kafka_version(rendered, versions, variant):
     assert one(rendered[variant], "Kafka")["spec"]["kafka"]["version"] == versions["kafka_version"]
-    assert one(rendered[variant], "KafkaConnect")["spec"]["version"] == versions["kafka_version"]
+    for connect in kinds(rendered[variant], "KafkaConnect"):
+        assert connect["spec"]["version"] == versions["kafka_version"]
 
 
 def test_prod_spreads_pods_over_zones_with_disruption_budgets(rendered):

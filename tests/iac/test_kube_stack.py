@@ -67,6 +67,9 @@ def test_namespaces_and_values_of_each_stack():
     assert kube_stack.namespace("dev") == dev["kafka-patterns:namespace"]
     assert kube_stack.values_file("local").name == "values-local.yaml"
     assert kube_stack.kafka_external("local") and not kube_stack.kafka_external("dev")
+    # make k8s-status shows the Strimzi Kafka where it runs: the local stack's second release.
+    assert kube_stack.strimzi_namespace("local") == defaults["k8s_helm_strimzi_namespace"]
+    assert kube_stack.strimzi_namespace("dev") == kube_stack.namespace("dev")
 
 
 def test_an_unknown_stack_is_named_with_the_known_ones():

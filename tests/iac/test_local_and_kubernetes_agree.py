@@ -23,6 +23,7 @@ from manifests import (
     STRIMZI_VARIANTS,
     by_name,
     catalogue_acls,
+    connect_name,
     k8s_name,
     load_module,
     one,
@@ -107,7 +108,7 @@ def test_the_local_users_follow_the_charts_naming(local_path, local_users):
 def test_the_local_acls_are_the_kafka_users_acls_user_by_user(local_path, local_users, rendered, variant):
     # The chart's users: every job's, and the catalogue users its canary and lag exporter
     # run as; Connect's is its own (Strimzi Connect's internal topics are named after it).
-    connect = one(rendered[variant], "KafkaConnect")["metadata"]["name"]
+    connect = connect_name(rendered[variant])
     chart = {name: user_acls(user) for name, user in by_name(rendered[variant], "KafkaUser").items()
              if name != connect}
     jobs = {k8s_name(job["name"]) for job in local_path["jobs"]}

@@ -12,6 +12,7 @@ import pytest
 from manifests import (
     BYO_VARIANTS,
     NAMESPACE,
+    SPARK_VARIANTS,
     STRIMZI_VARIANTS,
     VARIANTS,
     app_specs,
@@ -39,7 +40,7 @@ def spark_jobs(cat, scheduled: bool, variant: str = "default") -> list[dict[str,
             and bool(j.get("schedule")) == scheduled]
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", SPARK_VARIANTS)
 def test_every_streaming_job_is_a_spark_application(rendered, cat, variant):
     apps = by_name(rendered[variant], "SparkApplication")
     assert sorted(apps) == sorted(k8s_name(j["name"]) for j in spark_jobs(cat, False, variant))
@@ -50,7 +51,7 @@ def test_the_catalogue_has_streaming_and_scheduled_spark_jobs(cat):
     assert spark_jobs(cat, scheduled=False) and spark_jobs(cat, scheduled=True)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", SPARK_VARIANTS)
 def test_every_scheduled_job_is_a_scheduled_spark_application_that_never_overlaps(rendered, cat, variant):
     scheduled = by_name(rendered[variant], "ScheduledSparkApplication")
     jobs = spark_jobs(cat, True, variant)
@@ -68,7 +69,7 @@ def test_client_jobs_get_no_spark_application(rendered, cat, variant):
     assert not {j["name"] for j in cat["jobs"] if j["engine"] != "spark"} & set(specs)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", SPARK_VARIANTS)
 def test_spark_jobs_run_their_module_on_the_project_image(rendered, cat, versions, variant):
     specs = app_specs(rendered[variant])
     pull = values_of(variant)["spark"]["image"]["pullPolicy"]
@@ -84,7 +85,7 @@ def test_spark_jobs_run_their_module_on_the_project_image(rendered, cat, version
         assert spec["arguments"] == [job["module"]]
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", SPARK_VARIANTS)
 def test_spark_drivers_run_as_an_account_with_a_namespaced_role(rendered, variant):
     objects = rendered[variant]
     account = one(objects, "ServiceAccount")["metadata"]["name"]

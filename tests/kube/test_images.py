@@ -51,7 +51,8 @@ def images() -> dict[str, dict]:
         pytest.fail(f"no images built in this checkout ({MANIFEST} is missing): run make image")
     built = {i["name"]: i for i in json.loads(MANIFEST.read_text())}
     assert set(built) == {"kafka-patterns-spark", "kafka-patterns-spark-operator",
-                          "kafka-patterns-schema-registry"}, built
+                          "kafka-patterns-schema-registry", "strimzi-operator", "strimzi-kafka",
+                          "strimzi-connect"}, built
     for image in built.values():
         assert Path(image["tarball"]).is_file(), f"{image['tarball']} is missing: run make image"
     return built
@@ -294,6 +295,42 @@ def test_registry_image_runs_the_distribution_on_java_21_as_an_unprivileged_user
     assert uid == "1001"
     assert re.search(r'version "21[.]', java), java
     assert jar == "/opt/apicurio-registry/quarkus-run.jar"
+
+
+# --- the Strimzi images, built from source ---------------------------------------------
+
+def test_the_strimzi_operator_image_has_every_operator_on_java_21_with_openssl(run: Run) -> None:
+    out = ok(run("strimzi-operator", "bash", "-c",
+                 "id -u; java -version 2>&1 | head -1; openssl version; command -v tini; ls bin; "
+                 "ls lib | wc -l; "
+                 "unzip -l lib/io.strimzi.cluster-operator-*.jar | grep -c 'kafka-.*-config-model.json'"))
+    uid, java, openssl, tini, *rest = out.splitlines()
+    assert uid == "1001"
+    assert re.search(r'version "21[.]', java), java
+    assert openssl.startswith("OpenSSL") and tini == "/usr/bin/tini"
+    assert {"cluster_operator_run.sh", "topic_operator_run.sh", "user_operator_run.sh", "kafka_init_run.sh",
+            "launch_java.sh"} <= set(rest)
+    jars, models = int(rest[-2]), int(rest[-1])
+    # The operator validates a Kafka CR against the config model of its Kafka version:
+    # one per supported version (4.2.0, 4.2.1, 4.3.0, 4.3.1).
+    assert jars > 100 and models >= 4, out
+
+
+def test_the_strimzi_kafka_image_formats_kraft_storage_through_its_launchers(run: Run) -> None:
+    out = ok(run("strimzi-kafka", "bash", "-c",
+                 "id -u; pwd; ./bin/kafka-storage.sh random-uuid; "
+                 "ls libs | grep -E '^(kafka-agent|tracing-agent)[.]jar$'; "
+                 "ls kafka_run.sh kafka_connect_run.sh kafka_readiness.sh; ls $JMX_EXPORTER_HOME"))
+    uid, cwd, cluster_id, *rest = out.splitlines()
+    assert (uid, cwd) == ("1001", "/opt/kafka")
+    assert re.fullmatch(r"[-_A-Za-z0-9]{22}", cluster_id), cluster_id
+    assert {"kafka-agent.jar", "tracing-agent.jar", "kafka_run.sh", "kafka_connect_run.sh"} <= set(rest)
+    assert any(line.startswith("jmx_prometheus_javaagent-") for line in rest), rest
+
+
+def test_the_connect_image_carries_the_debezium_plugins(run: Run) -> None:
+    out = ok(run("strimzi-connect", "bash", "-c", "ls /opt/kafka/plugins; ls /opt/kafka/plugins/*/ | grep -c jar"))
+    assert {"debezium-connector-postgres", "debezium-connector-jdbc"} <= set(out.splitlines())
 
 
 # --- the local cluster -------------------------------------------------------------------

@@ -8,19 +8,17 @@ reader's writes, anonymous and wrong-password calls, plain HTTP and a breaking v
 
 from __future__ import annotations
 
-import json
 import uuid
 from pathlib import Path
 
 import pytest
 import yaml
+from probe_pod import run_probe
 
 from helpers import ROOT
 from kafka_patterns import schemas
 
 NAMESPACE = "kafka-patterns"
-VERSIONS = yaml.safe_load((ROOT / "ansible" / "versions.yml").read_text())
-IMAGE = f"docker.io/library/kafka-patterns-spark:{VERSIONS['spark_version']}"
 PASSWORDS = ROOT / ".run" / "kafka-access"
 CATALOGUE = yaml.safe_load((ROOT / "spark-jobs" / "catalogue.yaml").read_text())
 SERVICE = f"{CATALOGUE['cluster']['name']}-schema-registry"
@@ -42,39 +40,12 @@ def probe(kubectl, registry_ready) -> dict:
     kubectl("create", "secret", "generic", name, "-n", NAMESPACE,
             f"--from-file=admin.password={PASSWORDS / 'registry-admin.password'}",
             f"--from-file=reader.password={PASSWORDS / 'registry-reader.password'}", check=True)
-    pod = {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {
-            "restartPolicy": "Never", "automountServiceAccountToken": False,
-            "securityContext": {"runAsNonRoot": True, "runAsUser": 185},
-            "containers": [{
-                "name": "probe", "image": IMAGE, "imagePullPolicy": "Never",
-                "command": ["python3", "-c", (Path(__file__).parent / "registry_probe.py").read_text()],
-                "env": [{"name": "SCHEMA_REGISTRY_URL", "value": registry_ready},
-                        {"name": "SCHEMA_REGISTRY_CA_FILE", "value": "/ca/ca.crt"},
-                        {"name": "PROBE_DIR", "value": "/probe"},
-                        {"name": "PROBE_GROUP", "value": f"kube-probes-{uuid.uuid4().hex[:8]}"}],
-                "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
-                "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
-                "volumeMounts": [{"name": "probe", "mountPath": "/probe", "readOnly": True},
-                                 {"name": "ca", "mountPath": "/ca", "readOnly": True}]}],
-            "volumes": [{"name": "probe", "secret": {"secretName": name}},
-                        {"name": "ca", "secret": {"secretName": f"{CATALOGUE['cluster']['name']}-cluster-ca-cert"}}],
-        },
-    }
     try:
-        kubectl("apply", "-f", "-", input=json.dumps(pod), check=True)
-        done = kubectl("wait", "-n", NAMESPACE, f"pod/{name}", "--for=jsonpath={.status.phase}=Succeeded",
-                       "--timeout=240s", timeout=270)
-        logs = kubectl("logs", "-n", NAMESPACE, f"pod/{name}").stdout
-        if done.returncode != 0:
-            pytest.fail(f"the probe pod did not succeed:\n{logs[-3000:]}\n"
-                        f"{kubectl('describe', '-n', NAMESPACE, f'pod/{name}').stdout[-2000:]}")
-        answer = json.loads(logs.strip().splitlines()[-1])
-        print(f"\nregistry probe: {json.dumps(answer, indent=1)}")
-        return answer
+        return run_probe(kubectl, NAMESPACE, name, Path(__file__).parent / "registry_probe.py",
+                         {"SCHEMA_REGISTRY_URL": registry_ready, "SCHEMA_REGISTRY_CA_FILE": "/ca/ca.crt",
+                          "PROBE_DIR": "/probe", "PROBE_GROUP": f"kube-probes-{uuid.uuid4().hex[:8]}"},
+                         {"/probe": name, "/ca": f"{CATALOGUE['cluster']['name']}-cluster-ca-cert"})
     finally:
-        kubectl("delete", "pod", name, "-n", NAMESPACE, "--wait=false")
         kubectl("delete", "secret", name, "-n", NAMESPACE)
 
 

@@ -92,8 +92,12 @@ SCRAM-SHA-512
 {{- fail (printf "%s: %s not catalogue job(s) with engine: %s (those are: %s)" .key (join ", " (uniq $unknown)) .engine (join ", " $names)) -}}
 {{- end -}}
 {{- $out := list -}}
+{{- /* spark.enabled / clients.enabled: false = none of that engine's jobs. */ -}}
+{{- $section := index .root.Values (ternary "spark" "clients" (eq .engine "spark")) -}}
+{{- if $section.enabled -}}
 {{- range .root.Values.jobs -}}
 {{- if and (eq .engine $.engine) (or (not $include) (has .name $include)) }}{{ $out = append $out . }}{{ end -}}
+{{- end -}}
 {{- end -}}
 {{- toJson $out -}}
 {{- end -}}

@@ -1,0 +1,134 @@
+"""Kafka on the local Kubernetes, reconciled by a real Strimzi operator: the operator and
+Kafka images `make image` built from Strimzi's source archive, the operator installed from
+Strimzi's own Helm chart, and the chart's Strimzi-mode release (values-local-strimzi.yaml,
+namespace kafka-patterns-strimzi) that `make deploy STACK=local` installs beside the
+bring-your-own one: the Kafka CR and its node pool Ready in KRaft, every catalogue topic
+and user reconciled, and, from a pod, the KafkaUsers' ACLs allowing a job what it needs
+and refusing the rest."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+from probe_pod import run_probe
+
+from helpers import ROOT
+
+NAMESPACE = "kafka-patterns-strimzi"
+OPERATOR_NAMESPACE = "kafka-patterns-operators"
+CATALOGUE = yaml.safe_load((ROOT / "spark-jobs" / "catalogue.yaml").read_text())
+VERSIONS = yaml.safe_load((ROOT / "ansible" / "versions.yml").read_text())
+CLUSTER = CATALOGUE["cluster"]["name"]
+VALUES = yaml.safe_load((ROOT / "helm" / "kafka-patterns" / "values-local-strimzi.yaml").read_text())
+STRIMZI_IMAGES = "docker.io/kafka-patterns"
+# The probe's job: what one-to-one may and may not do (catalogue: it reads weather.readings
+# in its group and writes dead letters; rpc.requests and the work-queue group are others').
+PROBE_JOB = next(j for j in CATALOGUE["jobs"] if j["name"] == "one-to-one")
+
+
+def get(kubectl, *args: str) -> dict:
+    return json.loads(kubectl("get", *args, "-o", "json", check=True).stdout)
+
+
+def ready(resource: dict) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in resource.get("status", {}).get("conditions", []))
+
+
+@pytest.fixture(scope="module")
+def kafka(kubectl) -> dict:
+    """The Kafka CR, once Ready (the deploy waited for it; a rolling update may be running)."""
+    kubectl("wait", "-n", NAMESPACE, f"kafka/{CLUSTER}", "--for=condition=Ready", "--timeout=600s", timeout=620)
+    return get(kubectl, "-n", NAMESPACE, f"kafka/{CLUSTER}")
+
+
+def test_the_operator_runs_the_image_built_from_source(kubectl):
+    deployment = get(kubectl, "-n", OPERATOR_NAMESPACE, "deployment/strimzi-cluster-operator")
+    image = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image == f"{STRIMZI_IMAGES}/operator:{VERSIONS['strimzi_version']}"
+    assert deployment["status"].get("availableReplicas", 0) >= 1, deployment["status"]
+
+
+def test_the_kafka_cluster_is_ready_in_kraft_with_the_catalogues_version(kafka, kubectl):
+    status = kafka["status"]
+    print(f"\nKafka {CLUSTER} status.conditions: {json.dumps(status['conditions'], indent=1)}")
+    assert ready(kafka), status["conditions"]
+    assert status["kafkaVersion"] == VERSIONS["kafka_version"]
+    assert status.get("clusterId"), status
+    pool = get(kubectl, "-n", NAMESPACE, "kafkanodepool/dual-role")
+    assert sorted(pool["status"]["roles"]) == ["broker", "controller"]
+    assert sorted(pool["status"]["nodeIds"]) == list(range(VALUES["kafka"]["brokers"]["replicas"]))
+
+
+def test_every_kafka_pod_runs_the_image_built_here_within_its_memory_limit(kafka, kubectl):
+    pods = get(kubectl, "-n", NAMESPACE, "pods", "-l", f"strimzi.io/cluster={CLUSTER},strimzi.io/kind=Kafka,"
+               "strimzi.io/pool-name=dual-role")["items"]
+    assert len(pods) == VALUES["kafka"]["brokers"]["replicas"]
+    for pod in pods:
+        kafka_container = next(c for c in pod["spec"]["containers"] if c["name"] == "kafka")
+        assert kafka_container["image"] == (f"{STRIMZI_IMAGES}/kafka:{VERSIONS['strimzi_version']}"
+                                            f"-kafka-{VERSIONS['kafka_version']}")
+        limits = VALUES["kafka"]["brokers"]["resources"]["limits"]
+        assert kafka_container["resources"]["limits"]["memory"] == limits["memory"]
+
+
+def test_every_catalogue_topic_is_reconciled_ready(kafka, kubectl):
+    topics = get(kubectl, "-n", NAMESPACE, "kafkatopics")["items"]
+    names = {t["spec"].get("topicName", t["metadata"]["name"]) for t in topics}
+    assert {t["name"] for t in CATALOGUE["topics"]} <= names
+    not_ready = [t["metadata"]["name"] for t in topics if not ready(t)]
+    assert not_ready == [], f"KafkaTopics not Ready: {not_ready}"
+
+
+def test_every_catalogue_job_has_a_ready_kafka_user_with_its_password_secret(kafka, kubectl):
+    users = {u["metadata"]["name"]: u for u in get(kubectl, "-n", NAMESPACE, "kafkausers")["items"]}
+    expected = {j["name"].lower().replace(".", "-").replace("_", "-") for j in CATALOGUE["jobs"]}
+    assert expected <= set(users)
+    not_ready = [name for name, u in users.items() if not ready(u)]
+    assert not_ready == [], f"KafkaUsers not Ready: {not_ready}"
+    secret = get(kubectl, "-n", NAMESPACE, f"secret/{PROBE_JOB['name']}")
+    assert set(secret["data"]) >= {"password", "sasl.jaas.config"}
+
+
+@pytest.fixture(scope="module")
+def probe(kafka, kubectl) -> dict:
+    """kafka_probe.py once, in a pod of the project image, as the probe job's KafkaUser."""
+    name = f"kafka-probe-{uuid.uuid4().hex[:6]}"
+    foreign_group = next(j["name"] for j in CATALOGUE["jobs"] if j["name"] == "work-queue")
+    env = {"BOOTSTRAP": f"{CLUSTER}-kafka-bootstrap:9093", "CA_FILE": "/ca/ca.crt", "USER": PROBE_JOB["name"],
+           "USER_PASSWORD_FILE": "/user/password", "OWN_INPUT": PROBE_JOB["inputs"][0],
+           "OWN_WRITE": PROBE_JOB["deadletter"], "FOREIGN_TOPIC": "rpc.requests", "FOREIGN_GROUP": foreign_group}
+    return run_probe(kubectl, NAMESPACE, name, Path(__file__).parent / "kafka_probe.py", env,
+                     {"/user": PROBE_JOB["name"], "/ca": f"{CLUSTER}-cluster-ca-cert"}, timeout=300)
+
+
+def test_a_job_pod_writes_with_acks_all_and_joins_its_own_group(probe):
+    assert probe["written"] is None, probe["written"]
+    assert probe["own_group"] == "none: partitions assigned"
+
+
+def test_the_jobs_input_is_replicated_on_every_node_and_fully_in_sync(probe):
+    replication = probe["replication"]
+    assert replication["brokers"] == VALUES["kafka"]["brokers"]["replicas"]
+    rf = CATALOGUE["cluster"]["replicationFactor"]
+    assert replication["partitions"] and all(p == {"replicas": rf, "isr": rf}
+                                             for p in replication["partitions"].values()), replication
+
+
+REFUSALS = {
+    "plain text": {"_TRANSPORT", "_ALL_BROKERS_DOWN", "_TIMED_OUT"},
+    "TLS without credentials": {"_TRANSPORT", "_ALL_BROKERS_DOWN", "_TIMED_OUT"},
+    "a wrong password": {"_AUTHENTICATION"},
+    "produce to its own input": {"TOPIC_AUTHORIZATION_FAILED"},
+    "consume a topic without an ACL": {"TOPIC_AUTHORIZATION_FAILED"},
+    "join another job's group": {"GROUP_AUTHORIZATION_FAILED"},
+}
+
+
+@pytest.mark.parametrize("case", REFUSALS)
+def test_a_job_pod_is_refused(probe, case):
+    assert probe["refusals"][case] in REFUSALS[case], probe["refusals"][case]
