@@ -16,6 +16,7 @@ from manifests import (
     one,
     resources_of,
     user_acls,
+    values_of,
 )
 
 CONNECT_ANNOTATION = "strimzi.io/use-connector-resources"
@@ -80,6 +81,13 @@ def test_kafka_connect_uses_connector_resources_and_builds_the_pinned_debezium(r
     assert spec["authentication"]["type"] == "scram-sha-512"
     assert spec["authentication"]["username"] in by_name(rendered[variant], "KafkaUser")
     assert spec["tls"]["trustedCertificates"][0]["secretName"] == f"{kafka['metadata']['name']}-cluster-ca-cert"
+    if "image" in spec:
+        # A prebuilt image with the plugins (connect.image, its pins filled in): no build.
+        assert "build" not in spec and "{{" not in spec["image"], spec
+        assert spec["image"] == values_of(variant)["connect"]["image"].replace(
+            "{{ .Values.strimzi_version }}", versions["strimzi_version"]).replace(
+            "{{ .Values.kafka_version }}", versions["kafka_version"])
+        return
     assert spec["build"]["output"]["type"] == "docker" and spec["build"]["output"]["image"]
     artifacts = {(a["group"], a["artifact"], a["version"])
                  for plugin in spec["build"]["plugins"] for a in plugin["artifacts"] if a["type"] == "maven"}
@@ -87,11 +95,16 @@ def test_kafka_connect_uses_connector_resources_and_builds_the_pinned_debezium(r
                          ("io.debezium", "debezium-connector-jdbc", versions["debezium_jdbc_version"])}
 
 
+def connectors_of(variant: str, cat: dict) -> list[dict]:
+    """The catalogue's connectors, unless the variant's values replace the list."""
+    return values_of(variant).get("connectors", cat["connectors"])
+
+
 @pytest.mark.parametrize("variant", CONNECT_VARIANTS)
 def test_every_catalogue_connector_is_a_kafka_connector(rendered, cat, variant):
     connect = one(rendered[variant], "KafkaConnect")["metadata"]["name"]
-    assert len(kinds(rendered[variant], "KafkaConnector")) == len(cat["connectors"])
-    for c, kc in resources_of(rendered[variant], "KafkaConnector", cat["connectors"]):
+    assert len(kinds(rendered[variant], "KafkaConnector")) == len(connectors_of(variant, cat))
+    for c, kc in resources_of(rendered[variant], "KafkaConnector", connectors_of(variant, cat)):
         assert kc["metadata"]["labels"]["strimzi.io/cluster"] == connect
         assert kc["spec"]["class"] == c["class"]
         assert kc["spec"]["config"].items() >= {k: v for k, v in c["config"].items()}.items()
@@ -109,7 +122,7 @@ def test_the_connect_user_may_do_what_its_connectors_do(rendered, cat, variant):
         assert connect["spec"][topic_key].startswith(name + "-")
     assert ("topic", name + "-", "prefix", "Write") in acls
     assert ("group", connect["spec"]["groupId"], "literal", "Read") in acls
-    for c in cat["connectors"]:
+    for c in connectors_of(variant, cat):
         if "topic.prefix" in c["config"]:
             assert ("topic", c["config"]["topic.prefix"] + ".", "prefix", "Write") in acls
         for topic in filter(None, c["config"].get("topics", "").split(",")):

@@ -3,8 +3,8 @@ Kafka images `make image` built from Strimzi's source archive, the operator inst
 Strimzi's own Helm chart, and the chart's Strimzi-mode release (values-local-strimzi.yaml,
 namespace kafka-patterns-strimzi) that `make deploy STACK=local` installs beside the
 bring-your-own one: the Kafka CR and its node pool Ready in KRaft, every catalogue topic
-and user reconciled, and, from a pod, the KafkaUsers' ACLs allowing a job what it needs
-and refusing the rest."""
+and user reconciled, Kafka Connect Ready with the Debezium plugins, and, from a pod, the
+KafkaUsers' ACLs allowing a job what it needs and refusing the rest."""
 
 from __future__ import annotations
 
@@ -92,6 +92,16 @@ def test_every_catalogue_job_has_a_ready_kafka_user_with_its_password_secret(kaf
     assert not_ready == [], f"KafkaUsers not Ready: {not_ready}"
     secret = get(kubectl, "-n", NAMESPACE, f"secret/{PROBE_JOB['name']}")
     assert set(secret["data"]) >= {"password", "sasl.jaas.config"}
+
+
+def test_kafka_connect_is_ready_on_the_image_built_here_with_the_debezium_plugins(kafka, kubectl):
+    connect = get(kubectl, "-n", NAMESPACE, f"kafkaconnect/{CLUSTER}-connect")
+    assert ready(connect), connect["status"]
+    assert connect["spec"]["image"] == f"{STRIMZI_IMAGES}/kafka-connect:{VERSIONS['strimzi_version']}" \
+                                       f"-kafka-{VERSIONS['kafka_version']}"
+    plugins = {p["class"]: p["version"] for p in connect["status"]["connectorPlugins"]}
+    assert plugins.get("io.debezium.connector.postgresql.PostgresConnector") == VERSIONS["debezium_version"]
+    assert plugins.get("io.debezium.connector.jdbc.JdbcSinkConnector") == VERSIONS["debezium_jdbc_version"]
 
 
 @pytest.fixture(scope="module")
