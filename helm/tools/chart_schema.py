@@ -81,6 +81,7 @@ CHART_VALUES: dict[str, Any] = {
         "clusterName": {"type": "string", "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$"},
         "external": EXTERNAL_KAFKA,
         "metadataVersion": STR,
+        "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
         "nodePools": {"enum": ["separate", "combined"]},
         "controllers": POOL,
         "brokers": POOL,
