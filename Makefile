@@ -196,12 +196,17 @@ test-faults: setup ## fault injection (jobs and consumers killed mid-stream, nod
 
 # The Kubernetes tier needs the local cluster (make up): its pods use that Kafka and
 # PostgreSQL. It starts the local Kubernetes when it is down and stops what it started.
+# Each step's time goes to the run's summary (.run/logs/test-run.log), the one part of
+# a long run's output that is always seen.
 test-kube: setup ## local Kubernetes: kube-up, image, deploy STACK=local, tests/kube and the live checks
-	@started=no; \
+	@mkdir -p $(ROOT)/.run/logs; started=no; t=$$SECONDS; \
 	if ! $(MAKE) -s kubeconfig >/dev/null 2>&1; then $(MAKE) kube-up; started=yes; fi; \
-	rc=0; { $(MAKE) image && $(MAKE) deploy STACK=local && \
-	  KUBECONFIG=$(KUBE_ADMIN_KUBECONFIG) KP_LIVE_STACK=local $(PYTEST) $(ROOT)/tests/kube $(ROOT)/tests/iac/live; } || rc=$$?; \
+	steps="kube-up $$(( SECONDS - t ))s"; \
+	step() { label=$$1; shift; t=$$SECONDS; "$$@"; r=$$?; steps="$$steps, $$label $$(( SECONDS - t ))s"; return $$r; }; \
+	rc=0; { step image $(MAKE) image && step deploy $(MAKE) deploy STACK=local && \
+	  step tests env KUBECONFIG=$(KUBE_ADMIN_KUBECONFIG) KP_LIVE_STACK=local $(PYTEST) $(ROOT)/tests/kube $(ROOT)/tests/iac/live; } || rc=$$?; \
 	if [ $$started = yes ]; then echo "==> stopping the local Kubernetes this run started"; $(MAKE) kube-down; fi; \
+	echo "    test-kube steps: $$steps" | tee -a $(ROOT)/.run/logs/test-run.log; \
 	exit $$rc
 
 lint: setup ## ruff and ansible-lint

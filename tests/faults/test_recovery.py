@@ -107,7 +107,8 @@ def status_lines() -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "spark-jobs" / "src")}
     out = subprocess.run([sys.executable, "-m", "kafka_patterns.status"], capture_output=True, text=True,
                          timeout=120, env=env, check=True).stdout
-    return {line.split()[0]: line for line in out.splitlines() if line.startswith("kafka-")}
+    nodes = out.split("== Kafka nodes", 1)[1].split("\n== ", 1)[0]  # the quorum rows start with kafka- too
+    return {line.split()[0]: line for line in nodes.splitlines() if line.startswith("kafka-")}
 
 
 @pytest.mark.slow

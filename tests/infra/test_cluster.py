@@ -7,11 +7,12 @@ import os
 import uuid
 
 import psycopg
+import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import ConfigResource
 
 from helpers import ROOT
-from kafka_patterns import clients, kafka_tool
+from kafka_patterns import clients, kafka_tool, status
 
 
 def test_the_quorum_has_three_voters_and_a_leader(cluster):
@@ -21,6 +22,22 @@ def test_the_quorum_has_three_voters_and_a_leader(cluster):
     assert q["leader"] in voters
     statuses = {int(r[0]): r[-1] for r in q["replication"]}
     assert sorted(statuses.values()) == ["Follower", "Follower", "Leader"], statuses
+
+
+def test_the_status_views_quorum_from_the_raft_metrics_agrees_with_the_quorum_api(cluster):
+    """make status reads the quorum from Prometheus (the read-only user may not ask for it)."""
+    if cluster.prometheus_url is None:
+        pytest.skip("the inventory has no monitoring host")
+    leader = kafka_tool.quorum(cluster.bootstrap_servers)["leader"]
+    names = {n.name: n.node_id for n in cluster.nodes if "controller" in n.roles}
+
+    def scraped():
+        nodes = status.raft_metrics(cluster.prometheus_url)
+        complete = set(nodes) == set(names) and all("log_end_offset" in v for v in nodes.values())
+        return nodes if complete and any(v.get("state") == "leader" for v in nodes.values()) else None
+    nodes = clients.wait_until(scraped, timeout=60, interval=2, what="every controller's raft metrics in Prometheus")
+    assert [names[n] for n, v in nodes.items() if v["state"] == "leader"] == [leader], nodes
+    assert {v["current_leader"] for v in nodes.values()} == {leader}, nodes
 
 
 def describe(names: list[str], timeout: float = 10):

@@ -17,9 +17,11 @@ REFERENCE = re.compile(r"^\$\{file:(/[^:}]+):([^:}]+)\}$")
 
 def worker(host):
     """This inventory host's worker: the one whose config listens on its address and port
-    (test hosts of other topologies may run workers on the same machine)."""
+    (test hosts of other topologies may run workers on the same machine, and a pod of the
+    local Kubernetes one whose config is in its container, not on this host)."""
     listener = "https://{}:{}".format(*rest_address(host.ansible.get_variables()))
     procs = [p for p in host.process.filter(comm="java") if "ConnectDistributed" in p.args
+             and host.file(p.args.split()[-1]).exists
              and parse_properties(host.file(p.args.split()[-1]).content_string).get("listeners") == listener]
     assert len(procs) == 1, f"expected one Connect worker listening at {listener}, found {len(procs)}"
     return procs[0]

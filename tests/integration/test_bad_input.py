@@ -1,5 +1,5 @@
 """No record stops a job: every pattern that reads readings is run with each kind of bad
-record (kafka_patterns.bad_input: 36 kinds, the three former poison records included)
+record (kafka_patterns.bad_input: 42 kinds, the three former poison records included)
 mixed into its input. Its good readings must all be written as its promise says, each
 bad record dead-lettered by each of its jobs with the contract's reason and its own
 bytes, and no job may crash."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import socket
 import ssl
+import subprocess
 import uuid
 from typing import Any
 
@@ -20,6 +21,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import (
     AclBinding,
+    AclBindingFilter,
     AclOperation,
     AclPermissionType,
     AdminClient,
@@ -35,7 +37,7 @@ from confluent_kafka.admin import (
 )
 
 from helpers import first_error
-from kafka_patterns import clients, credentials
+from kafka_patterns import clients, credentials, kafka_tool
 
 TIMEOUT = 30
 
@@ -256,3 +258,32 @@ def test_a_user_may_not_take_over_the_admins_password(cluster):
     assert refused_code(future) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
     # The admin still authenticates with its own password.
     assert admin_as("admin", cluster).list_topics(timeout=TIMEOUT).topics
+
+
+# --- the read-only operator: metadata, configs and groups, nothing about principals ---
+
+def list_scram_users(user: str, cluster) -> subprocess.CompletedProcess[str]:
+    """Kafka's own ConfigCommand, as `user`: every user's SCRAM mechanisms and iterations
+    (DescribeUserScramCredentials; confluent-kafka 2.16 crashes on its refusal)."""
+    return kafka_tool.run("kafka.admin.ConfigCommand", "--bootstrap-server", client_listener(cluster),
+                          "--command-config", str(credentials.java_properties(user)),
+                          "--describe", "--entity-type", "users", timeout=120)
+
+
+def test_the_read_only_operator_may_not_list_the_scram_users(cluster):
+    listed = list_scram_users("admin", cluster)
+    assert listed.returncode == 0 and "SCRAM-SHA-512" in listed.stdout, listed.stderr[-2000:]
+    refused = list_scram_users("operator", cluster)
+    assert "SCRAM-SHA-512" not in refused.stdout, refused.stdout
+    assert "ClusterAuthorizationException" in refused.stdout + refused.stderr, (refused.stdout, refused.stderr[-2000:])
+
+
+def test_the_read_only_operator_may_not_describe_the_acls(cluster):
+    every = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
+                             AclPermissionType.ANY)
+    admin, operator = admin_as("admin", cluster), admin_as("operator", cluster)  # referenced until answered
+    admin_sees = admin.describe_acls(every).result(timeout=TIMEOUT)
+    assert len({b.principal for b in admin_sees}) > 10, "the admin sees every principal's ACLs"
+    # Kafka 4.3 answers a principal without Describe on the cluster with no binding at all
+    # (not an error): not even its own.
+    assert operator.describe_acls(every).result(timeout=TIMEOUT) == []

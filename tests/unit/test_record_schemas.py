@@ -116,14 +116,14 @@ ENCODING_RULES = {"larger than 4096 bytes", "not UTF-8", "not JSON", "seq is not
                   "ts is not an integer", "empty value"}
 # The contract is open to other fields (it judges untagged records of any producer); a
 # version's schema is closed (a record tagged with it has exactly its fields).
-OPEN_CONTRACT = {"valid with an extra field"}
+OPEN_CONTRACT = {"valid with an extra field", "valid, nested 64 levels deep", "valid with 1,000 escapes in a string"}
 
 
 @pytest.mark.parametrize("case,value,reason", bad_input.cases("r1"), ids=[c[0] for c in bad_input.cases("r1")])
 def test_the_reading_schema_judges_each_contract_case_as_the_contract_does(case, value, reason):
     try:
         record = json.loads(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         assert reason in ENCODING_RULES
         return
     valid = schemas.validator("reading", 1).is_valid(record)

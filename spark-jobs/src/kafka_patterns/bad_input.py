@@ -86,6 +86,19 @@ def cases(run: str = "r1") -> list[tuple[str, bytes | None, str | None]]:
         ("ts in year 0", with_(ts=-62_167_219_200_000), "ts out of range"),
         ("ts in year 100000", with_(ts=3_093_527_980_800_000), "ts out of range"),
         ("ts of 1970", with_(ts=1000), "ts out of range"),
+        # Found by the two parsers' differential test (tests/unit/test_parsers_agree.py):
+        # Spark's parser ignores what follows the first value; Python's takes lone
+        # surrogates and overflows its stack on deep nesting.
+        ("trailing text", with_() + b" and more", "not JSON"),
+        ("a second object after the first", with_() + with_(seq=8), "not JSON"),
+        ("a comment after the object", with_() + b" // note", "not JSON"),
+        ("a lone surrogate escape", raw_with("run", '"r\\ud800"'), "not JSON"),
+        ("a literal and a stray bracket", b"\tnull]", "not JSON"),
+        ("nested 65 levels deep", raw_with("note", "[" * 64 + "]" * 64), "not JSON"),
+        ("nested 2,000 levels deep", b"[" * 2000 + b"]" * 2000, "not JSON"),
+        ("valid, nested 64 levels deep", raw_with("note", "[" * 63 + "]" * 63), None),
+        ("valid with a surrogate pair escape", raw_with("station", '"s\\ud83d\\ude00"'), None),
+        ("valid with 1,000 escapes in a string", raw_with("note", '"' + '\\"' * 1000 + '"'), None),
     ]
 
 

@@ -89,15 +89,30 @@ class Cluster:
         return out + list(self.monitoring)
 
 
+# The templates the inventories use for secrets (0600 files): a plain path, or one under
+# the platform's run directory (the local default's generated passwords).
 FILE_LOOKUP = re.compile(r"""^\{\{\s*lookup\(\s*['"](?:ansible\.builtin\.)?file['"]\s*,"""
-                         r"""\s*['"]([^'"]+)['"]\s*\)\s*\}\}$""")
+                         r"""\s*(platform_run_dir\s*~\s*)?['"]([^'"]+)['"]\s*\)\s*\}\}$""")
 
 
-def resolve(value: str) -> str:
-    """An inventory value as Ansible would see it, for the one template the inventories
-    use for secrets: {{ lookup('ansible.builtin.file', '<path>') }} (a 0600 file)."""
+class MissingSecret(FileNotFoundError):
+    """A password file the inventory names does not exist (yet)."""
+
+
+def resolve(value: str, run_dir: Path | None = None) -> str:
+    """An inventory value as Ansible would see it, for the templates the inventories use
+    for secrets: {{ lookup('ansible.builtin.file', '<path>') }} and, with run_dir,
+    {{ lookup('ansible.builtin.file', platform_run_dir ~ '/<path>') }}."""
     match = FILE_LOOKUP.match(str(value).strip())
-    return Path(match.group(1)).read_text().strip() if match else value
+    if not match:
+        return value
+    if match.group(1) and run_dir is None:
+        raise ValueError(f"{value}: platform_run_dir is not known here")
+    path = run_dir / match.group(2).lstrip("/") if match.group(1) else Path(match.group(2))
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        raise MissingSecret(f"{path} does not exist: `make up` generates it (the inventory reads it)") from None
 
 
 def inventory_path() -> Path:
@@ -171,10 +186,11 @@ def load(path: Path | None = None) -> Cluster:
         for what, key, port_key, port in (("Prometheus", "prometheus", "port", 9090),
                                           ("canary", "canary", "metrics_port", 9464),
                                           ("lag exporter", "lag_exporter", "metrics_port", 9465)))
+    app_password = resolve(pg["postgresql_app_password"], run_dir)
+    replication_password = resolve(pg.get("postgresql_replication_password", ""), run_dir)
     return Cluster(tuple(nodes), connect, pg.get("ansible_host", "127.0.0.1"), int(pg.get("postgresql_port", 5432)),
-                   pg["postgresql_database"], pg["postgresql_app_user"], resolve(pg["postgresql_app_password"]),
-                   run_dir, pg.get("postgresql_replication_user", "cdc"),
-                   resolve(pg.get("postgresql_replication_password", "")), monitoring, registry)
+                   pg["postgresql_database"], pg["postgresql_app_user"], app_password,
+                   run_dir, pg.get("postgresql_replication_user", "cdc"), replication_password, monitoring, registry)
 
 
 def listening(host: str, port: int, timeout: float = 1.0) -> bool:
@@ -209,7 +225,11 @@ def answering(host: str, port: int, ca_file: Path, timeout: float = 3.0) -> str:
 
 
 def main(argv: list[str]) -> int:
-    cluster = load()
+    try:
+        cluster = load()
+    except MissingSecret as e:  # never started here: not up
+        print(e, file=sys.stderr)
+        return 1
     if argv[:1] == ["bootstrap"]:
         print(cluster.bootstrap_servers)
         return 0

@@ -16,9 +16,11 @@ def run(main_class: str, *args: str, timeout: float = 60) -> subprocess.Complete
     return subprocess.run([kafka_tool_path(), main_class, *args], capture_output=True, text=True, timeout=timeout)
 
 
-def quorum(bootstrap: str, user: str = "operator") -> dict[str, object]:
+def quorum(bootstrap: str, user: str = "admin") -> dict[str, object]:
     """LeaderId, voters and per-node replication state from MetadataQuorumCommand, asked
-    as `user` (Describe on the cluster is all it needs)."""
+    as `user`: it needs Describe on the cluster, which only the admin holds (it would also
+    list the SCRAM users and the ACLs). For tests and fault tools; make status reads the
+    raft metrics instead."""
     config = str(credentials.java_properties(user))
     status = run("org.apache.kafka.tools.MetadataQuorumCommand", "--bootstrap-server", bootstrap,
                  "--command-config", config, "describe", "--status")

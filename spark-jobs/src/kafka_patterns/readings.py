@@ -10,6 +10,7 @@ also grows per key). Plain Python here; the Spark schema is built on demand.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -21,11 +22,19 @@ from typing import Any
 #   size (MAX_VALUE_BYTES), UTF-8, JSON, an object, every field present and not null,
 #   then field by field in FIELDS order: its JSON type (KINDS), then for strings
 #   1..MAX_STRING characters with no control character, for numbers RANGES.
+# "JSON" is one JSON text (RFC 8259) and nothing after it but whitespace, with no
+# duplicate key, no lone surrogate escape and at most MAX_DEPTH nested arrays/objects:
+# each parser alone would let something else through (Spark's ignores what follows the
+# first value; Python's takes lone surrogates and overflows its stack on deep nesting).
 KINDS = {"run": "string", "sensor": "string", "station": "string", "seq": "integer",
          "temperature": "number", "humidity": "number", "ts": "integer"}
 FIELDS = tuple(KINDS)
 MAX_VALUE_BYTES = 4096
 MAX_STRING = 64
+MAX_DEPTH = 64
+# A JSON string literal (possessive: no backtracking), for the nesting scan; the Spark
+# contract uses the same pattern (Java regex syntax agrees here).
+STRING_LITERAL = r'"(?:[^"\\]++|\\.)*+"'
 # Event time (epoch ms) from 2000-01-01 to 2100-01-01 UTC: a timestamp outside is an
 # error of the producer, and years 0 or 100000 would not even convert to a date.
 EVENT_TIME_RANGE_MS = (946_684_800_000, 4_102_444_800_000)
@@ -100,6 +109,31 @@ def field_error(name: str, value: Any) -> str | None:
     return None
 
 
+def _nesting(text: str) -> int:
+    """How deep arrays and objects nest in a JSON text (strings skipped), counted
+    before decoding: json.loads recurses once per level and would raise RecursionError."""
+    depth = deepest = 0
+    for c in re.sub(STRING_LITERAL, "", text):
+        if c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether a decoded value holds a string (key or value) with a lone surrogate, which
+    json.loads makes of an unpaired \\ud800-\\udfff escape: not Unicode text."""
+    if isinstance(value, str):
+        return any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
+
+
 def validate(value: bytes | str | None) -> tuple[dict[str, Any] | None, str | None]:
     """(the decoded object, None) or (None, reason), by the contract above."""
     if value is None:
@@ -111,9 +145,13 @@ def validate(value: bytes | str | None) -> tuple[dict[str, Any] | None, str | No
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None, "not UTF-8"
+    if text.count("[") + text.count("{") > MAX_DEPTH and _nesting(text) > MAX_DEPTH:
+        return None, "not JSON"
     try:
         data: Any = json.loads(text, parse_constant=_no_constants, object_pairs_hook=_unique_keys)
     except ValueError:
+        return None, "not JSON"
+    if "\\u" in text and _has_lone_surrogate(data):
         return None, "not JSON"
     if not isinstance(data, dict):
         return None, "not a JSON object"

@@ -256,6 +256,7 @@ def run_with_faults(job: str, run: str, starting: dict[str, dict[int, int]], fau
         before = count_rows(count_sql, (run,))
         if mode is FailureMode.CRASH_AFTER_WRITE:
             service.start(env={CRASH_AFTER_BATCH: "2"})
+            wait_for_first_write(service, count_sql, (run,), before)
             try:
                 rc = service.kill(mode, timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -266,6 +267,7 @@ def run_with_faults(job: str, run: str, starting: dict[str, dict[int, int]], fau
             done.append(f"{mode.value} of batch 2 (exit {rc}) at {n}/{total} rows")
         else:
             service.start()
+            wait_for_first_write(service, count_sql, (run,), before)
             step = max(1, (total - before) // (len(faults) + 1 - k))
             try:
                 n = wait_for_rows(count_sql, (run,), before + step, timeout, f"{job} to write {step} more rows")
@@ -277,6 +279,30 @@ def run_with_faults(job: str, run: str, starting: dict[str, dict[int, int]], fau
         progress(f"{job}: fault {k + 1}/{len(faults)}: {done[-1]}; restarting from its checkpoint")
     run_job(job, run, starting, *extra, *drain)
     return done
+
+
+# How long a job process may take to write its first rows: its JVM and Spark session
+# start. The fault matrix runs three cases side by side on 2 cores, where a start took
+# over 90 s once (CI of b46762d); the fault's own wait counts from the first write.
+JOB_START_TIMEOUT = 240
+
+
+def wait_for_first_write(service: JobService, sql: str, params: Sequence, before: int,
+                         timeout: float = JOB_START_TIMEOUT) -> None:
+    """Wait until a just started job has written past `before` rows; fail at once, with
+    its log, when it exits without writing."""
+    def written() -> bool:
+        if count_rows(sql, params) > before:
+            return True
+        if not service.alive() and count_rows(sql, params) <= before:
+            raise RuntimeError(f"{service.job} exited before writing a row; {service.log_tail()}")
+        return False
+    try:
+        clients.wait_until(written, timeout, interval=0.5, what=f"{service.job} to start and write")
+    except TimeoutError:
+        service.hard_kill()
+        raise RuntimeError(f"{service.job} wrote nothing within {timeout:.0f}s of its start; "
+                           f"{service.log_tail()}") from None
 
 
 def count_rows(sql: str, params: Sequence) -> int:

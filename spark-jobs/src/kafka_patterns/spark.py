@@ -249,6 +249,39 @@ def _field_probes() -> list[Column]:
     return kinds + typed
 
 
+_JSON_WHITESPACE = (" ", "\t", "\n", "\r")
+# A value whose only object is its root, strings aside (every reading the generator
+# makes): one JSON text, depth 1, whatever the parser said; the scan below is skipped.
+_FLAT_OBJECT = r"^[ \t\n\r]*\{[^\[\]{}]*\}[ \t\n\r]*$"
+
+
+def _not_one_json_text() -> Column:
+    """True where the value (parsed: `v` is not null) is not one JSON text of at most
+    readings.MAX_DEPTH levels: Spark's parser reads the first value and ignores what
+    follows it (trailing text, a second object), and takes up to 1,000 levels. A scan
+    of the value with its strings blanked out counts the nesting and finds anything
+    after the root value closed; the flat values of the generator skip it."""
+    blanked = F.regexp_replace(F.col("value").cast("string"), readings.STRING_LITERAL, '"')
+
+    def step(acc: Column, c: Column) -> Column:
+        depth = acc["d"] + F.when(c.isin("[", "{"), 1).when(c.isin("]", "}"), -1).otherwise(0)
+        blank = F.struct(acc["d"].alias("d"), acc["m"].alias("m"), acc["seen"].alias("seen"),
+                         (acc["ended"] | (acc["seen"] & (acc["d"] == 0))).alias("ended"), acc["trail"].alias("trail"))
+        # After a root scalar (a literal or number: seen at depth 0), a string, bracket or
+        # separator starts something else: Spark's parser stops before it (`null]`).
+        after_scalar = acc["seen"] & (acc["d"] == 0) & c.isin('"', "[", "]", "{", "}", ",", ":")
+        token = F.struct(depth.alias("d"), F.greatest(acc["m"], depth).alias("m"), F.lit(True).alias("seen"),
+                         (acc["ended"] | ((depth == 0) & c.isin("]", "}", '"'))).alias("ended"),
+                         (acc["trail"] | acc["ended"] | after_scalar).alias("trail"))
+        return F.when(c.isin(*_JSON_WHITESPACE), blank).otherwise(token)
+
+    start = F.struct(F.lit(0).alias("d"), F.lit(0).alias("m"), F.lit(False).alias("seen"),
+                     F.lit(False).alias("ended"), F.lit(False).alias("trail"))
+    scan = F.aggregate(F.split(blanked, ""), start, step,
+                       lambda acc: acc["trail"] | (acc["m"] > readings.MAX_DEPTH))
+    return F.when(blanked.rlike(_FLAT_OBJECT), F.lit(False)).otherwise(scan)
+
+
 def _contract_error() -> Column:
     """The reading contract of kafka_patterns.readings, as one Spark expression over the
     columns `value` (the record's bytes), `v` (the value parsed as a variant, which keeps
@@ -262,7 +295,7 @@ def _contract_error() -> Column:
              .when(F.octet_length(value) > readings.MAX_VALUE_BYTES,
                    F.lit(f"larger than {readings.MAX_VALUE_BYTES} bytes"))
              .when(~F.expr("is_valid_utf8(cast(value as string))"), F.lit("not UTF-8"))
-             .when(v.isNull(), F.lit("not JSON"))
+             .when(v.isNull() | _not_one_json_text(), F.lit("not JSON"))
              .when(~F.expr("schema_of_variant(v)").startswith("OBJECT"), F.lit("not a JSON object"))
              .when(missing != "", F.concat(F.lit("missing "), missing)))
     for name in readings.FIELDS:

@@ -15,7 +15,7 @@ import sys
 import psycopg
 from tabulate import tabulate
 
-from kafka_patterns import clients, connect, credentials, inventory, kafka_tool, lag_exporter, prometheus_api
+from kafka_patterns import clients, connect, credentials, inventory, lag_exporter, prometheus_api
 from kafka_patterns.canary import OUTCOMES as canary_outcomes
 from kafka_patterns.catalogue import topics as catalogue_topics
 
@@ -39,15 +39,42 @@ def show_nodes(cluster: inventory.Cluster) -> list[str]:
     return [r[-1] for r in rows]
 
 
+RAFT = "kafka_server_raftmetrics_"
+
+
+def raft_metrics(url: str) -> dict[str, dict[str, object]]:
+    """Per node, its KRaft view as Prometheus last scraped it: state, leader, epoch,
+    high watermark, log end offset. (The quorum API, DescribeQuorum, needs Describe on
+    the cluster, which would let the read-only view list every SCRAM user and ACL.)"""
+    nodes: dict[str, dict[str, object]] = {}
+    for r in prometheus_api.api(url, "query", query=f'{RAFT}current_state == 1')["result"]:
+        nodes.setdefault(r["metric"]["node"], {})["state"] = r["metric"]["current_state"]
+    for field in ("current_leader", "current_epoch", "high_watermark", "log_end_offset"):
+        for r in prometheus_api.api(url, "query", query=f"{RAFT}{field}")["result"]:
+            nodes.setdefault(r["metric"]["node"], {})[field] = int(float(r["value"][1]))
+    return nodes
+
+
 def show_quorum(cluster: inventory.Cluster) -> None:
-    section("KRaft quorum")
-    try:
-        q = kafka_tool.quorum(cluster.bootstrap_servers)
-    except Exception as e:
-        print(f"unavailable: {e}")
+    section("KRaft quorum (the nodes' raft metrics, as last scraped)")
+    if cluster.prometheus_url is None:
+        print("unavailable: the inventory has no monitoring host (the quorum is read from Prometheus)")
         return
-    print(f"leader: node {q['leader']}  epoch: {q['epoch']}  high watermark: {q['high_watermark']}")
-    rows = [[r[0], r[-1], r[2], r[3]] for r in q["replication"] if len(r) >= 4]
+    try:
+        nodes = raft_metrics(cluster.prometheus_url)
+    except (OSError, prometheus_api.PrometheusError) as e:
+        print(f"unavailable: Prometheus {cluster.prometheus_url}: {e}")
+        return
+    leaders = [v for v in nodes.values() if v.get("state") == "leader"]
+    if not leaders:
+        print("no node reports itself the leader (an election, or the metrics are not scraped yet)")
+    else:
+        lead = leaders[0]
+        print(f"leader: node {lead.get('current_leader', '?')}  epoch: {lead.get('current_epoch', '?')}  "
+              f"high watermark: {lead.get('high_watermark', '?')}")
+    top = max((v.get("log_end_offset", 0) for v in nodes.values()), default=0)
+    rows = [[name, v.get("state", "?"), v.get("log_end_offset", "?"),
+             top - v["log_end_offset"] if "log_end_offset" in v else "?"] for name, v in sorted(nodes.items())]
     print(tabulate(rows, headers=["node", "status", "log end offset", "lag"]))
 
 
