@@ -21,7 +21,7 @@ import psycopg
 from confluent_kafka import KafkaException, TopicPartition
 
 from kafka_patterns import catalogue, clients, credentials, pg, readings, settings
-from kafka_patterns.services import CRASH_AFTER_BATCH, FailureMode, JobService
+from kafka_patterns.services import CRASH_AFTER_BATCH, CRASH_EXIT_CODE, FailureMode, JobService
 
 
 def new_run() -> str:
@@ -255,14 +255,19 @@ def run_with_faults(job: str, run: str, starting: dict[str, dict[int, int]], fau
     for k, mode in enumerate(faults):
         before = count_rows(count_sql, (run,))
         if mode is FailureMode.CRASH_AFTER_WRITE:
+            # Waits for the crash itself, not for this run's first rows: a shared input
+            # topic (exactly-once-kafka's runs write to exactly-once's) may fill batches
+            # 0 to 2 with another run's readings, and the crash still lands.
             service.start(env={CRASH_AFTER_BATCH: "2"})
-            wait_for_first_write(service, count_sql, (run,), before)
             try:
-                rc = service.kill(mode, timeout=timeout)
+                rc = service.kill(mode, timeout=JOB_START_TIMEOUT + timeout)
             except subprocess.TimeoutExpired:
                 service.hard_kill()
-                raise RuntimeError(f"{job} did not reach batch 2 within {timeout:.0f}s; "
-                                   f"{service.log_tail()}") from None
+                raise RuntimeError(f"{job} did not reach batch 2 within {JOB_START_TIMEOUT + timeout:.0f}s "
+                                   f"of its start; {service.log_tail()}") from None
+            if rc != CRASH_EXIT_CODE:
+                raise RuntimeError(f"{job} exited with {rc} before its crash after batch 2 "
+                                   f"(exit {CRASH_EXIT_CODE}); {service.log_tail()}")
             n = count_rows(count_sql, (run,))
             done.append(f"{mode.value} of batch 2 (exit {rc}) at {n}/{total} rows")
         else:

@@ -34,6 +34,8 @@ class FailureMode(enum.Enum):
 # The env the Spark sink honours: exit right after this micro-batch's sink write, before
 # its checkpoint commit (the worst case for duplicates).
 CRASH_AFTER_BATCH = "KP_CRASH_AFTER_BATCH"
+# The exit status of that crash (os._exit, as the OOM killer's SIGKILL shows in a pod).
+CRASH_EXIT_CODE = 137
 
 
 class ProcessService:

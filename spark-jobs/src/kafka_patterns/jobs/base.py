@@ -305,10 +305,12 @@ def crash_after_write_if_asked(checkpoint: str, batch_id: int) -> None:
     dies (os._exit, no cleanup) right after batch N's sink write and before Spark
     records the batch in its checkpoint: the worst moment for a sink. Once per
     checkpoint (a marker file), so the restarted job replays batch N and carries on."""
-    target = os.environ.get("KP_CRASH_AFTER_BATCH")
+    from kafka_patterns.services import CRASH_AFTER_BATCH, CRASH_EXIT_CODE  # test-only: imported when used
+
+    target = os.environ.get(CRASH_AFTER_BATCH)
     marker = Path(checkpoint) / f"crashed-after-batch-{target}"
     if target is not None and int(target) == batch_id and not marker.exists():
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.touch()
         log.warning("KP_CRASH_AFTER_BATCH=%s: crashing after the sink write of batch %d", target, batch_id)
-        os._exit(137)
+        os._exit(CRASH_EXIT_CODE)
