@@ -1,6 +1,8 @@
 """The bad-input suite's pure parts: the cases, which jobs must letter what, the verdict
 on the letters, and the client jobs' letter headers."""
 
+import hashlib
+
 from helpers import FakeMessage
 from kafka_patterns import bad_input, deadletters, dlq
 
@@ -59,3 +61,28 @@ def test_a_client_jobs_letter_carries_the_records_own_headers_first():
     got = deadletters.headers(Msg(b"{", headers=own), "not JSON", "fanout-logger")
     assert got[:2] == own[:2]
     assert [k for k, _ in got[2:]] == list(deadletters.HEADERS) and dict(got)["reason"] == b"not JSON"
+
+
+def test_a_letter_that_fits_is_the_record_and_its_headers_unchanged():
+    own = [("reason", b"not JSON"), ("job", b"j")]
+    letter = deadletters.bounded(b"k", b"v" * 1000, [("trace", b"t")], own)
+    assert letter == (b"k", b"v" * 1000, [("trace", b"t"), *own])
+
+
+def test_a_letter_too_large_for_a_produce_request_keeps_a_prefix_the_size_and_the_digest():
+    value = b"x" * 2_000_000  # a compressible value the broker took compressed
+    own = [("reason", b"larger than 4096 bytes"), ("source.offset", b"7")]
+    key, cut, headers = deadletters.bounded(b"k" * 5000, value, [("trace", b"t")], own)
+    assert (key, cut) == (b"k" * deadletters.PREFIX_BYTES, value[:deadletters.PREFIX_BYTES])
+    got = dict(headers)
+    assert got["truncated"] == b"true" and got["original.size"] == b"2000000"
+    assert got["original.sha256"] == hashlib.sha256(value).hexdigest().encode()
+    assert got["reason"] == b"larger than 4096 bytes" and got["trace"] == b"t"
+    size = len(key) + len(cut) + sum(len(k) + len(v or b"") for k, v in headers)
+    assert size <= deadletters.LETTER_BUDGET
+
+
+def test_a_letter_whose_record_headers_are_too_large_drops_them():
+    own = [("reason", b"not JSON")]
+    _, value, headers = deadletters.bounded(None, b"{", [("big", b"h" * 1_000_000)], own)
+    assert value == b"{" and [k for k, _ in headers] == ["reason", *deadletters.TRUNCATION]

@@ -1,5 +1,7 @@
 """make dlq: letters grouped by reason, with the jobs and source topics (pure part)."""
 
+import pytest
+
 from kafka_patterns import dlq
 
 
@@ -45,3 +47,13 @@ def test_a_replayed_record_goes_back_with_its_own_headers_and_names_its_letter()
     earlier = ("replayed.from", b"weather.deadletter/0/3")  # refused again after an earlier replay
     x = dlq.Letter(2, 41, b"k", b"v", {"reason": "does not match"}, (tag, earlier))
     assert dlq.replay_headers(x) == [tag, ("replayed.from", b"weather.deadletter/2/41")]
+
+
+def test_a_truncated_letter_is_not_replayed_and_the_refusal_names_its_source_offset():
+    whole = dlq.Letter(0, 1, b"k", b"v", {"reason": "larger than 4096 bytes", "source.topic": "weather.readings",
+                                          "source.partition": "2", "source.offset": "40"})
+    cut = dlq.Letter(0, 2, b"k", b"v" * 10, {**whole.headers, "source.offset": "41", "truncated": "true",
+                                            "original.size": "2000000"})
+    dlq.refuse_truncated([whole])
+    with pytest.raises(SystemExit, match=r"1 of the 2 letters .* weather.readings/2/41 \(2000000 bytes\)"):
+        dlq.refuse_truncated([whole, cut])

@@ -9,6 +9,7 @@ with spark.dead_letter_rows; the client jobs send them with DeadLetters."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 from confluent_kafka import KafkaError, Message, Producer
@@ -17,6 +18,18 @@ from kafka_patterns import clients
 
 # Header names, in the order they are written.
 HEADERS = ("reason", "source.topic", "source.partition", "source.offset", "job")
+
+# A letter must fit one produce request: librdkafka sends at most message.max.bytes
+# (1,000,000), Kafka's Java producer (Spark's) max.request.size (1,048,576). A record the
+# broker took compressed can be far larger once a job holds it uncompressed, and its
+# letter would be refused (RecordTooLargeException), stopping the job on every restart.
+# Above LETTER_BUDGET (key, value and headers together; the rest is the batch's own
+# overhead) a letter keeps the first PREFIX_BYTES of the key and the value, the record's
+# headers only if they are small, and says what it was in TRUNCATION headers: the value's
+# size and SHA-256. Its reason is the contract's (larger than 4096 bytes, most often).
+LETTER_BUDGET = 1_000_000 - 16_384
+PREFIX_BYTES = 4096
+TRUNCATION = ("truncated", "original.size", "original.sha256")
 
 
 Header = tuple[str, bytes | None]
@@ -28,11 +41,36 @@ def carried(record_headers: Sequence[Header] | None) -> list[Header]:
     return [(k, v) for k, v in record_headers or () if k not in HEADERS]
 
 
+def own_headers(message: Message, reason: str, job: str) -> list[Header]:
+    """A consumed record's letter's own headers (HEADERS), without the record's (pure)."""
+    values = (reason, message.topic(), message.partition(), message.offset(), job)
+    return [(name, str(value).encode()) for name, value in zip(HEADERS, values, strict=True)]
+
+
 def headers(message: Message, reason: str, job: str) -> list[Header]:
     """The headers of a consumed record's letter: the record's own, then the letter's (pure)."""
-    values = (reason, message.topic(), message.partition(), message.offset(), job)
-    return carried(message.headers()) + [(name, str(value).encode())
-                                         for name, value in zip(HEADERS, values, strict=True)]
+    return carried(message.headers()) + own_headers(message, reason, job)
+
+
+def _size(headers: Sequence[Header]) -> int:
+    return sum(len(k.encode()) + len(v or b"") for k, v in headers)
+
+
+def bounded(key: bytes | None, value: bytes | None, record_headers: Sequence[Header],
+            letter_headers: Sequence[Header]) -> tuple[bytes | None, bytes | None, list[Header]]:
+    """A letter's key, value and headers (the record's own, then the letter's), cut to
+    fit LETTER_BUDGET as the comment above says; unchanged when they fit (pure)."""
+    if len(key or b"") + len(value or b"") + _size(record_headers) + _size(letter_headers) <= LETTER_BUDGET:
+        return key, value, [*record_headers, *letter_headers]
+    kept = list(record_headers) if _size(record_headers) <= PREFIX_BYTES else []
+    truncation = [(TRUNCATION[0], b"true"), (TRUNCATION[1], str(len(value or b"")).encode()),
+                  (TRUNCATION[2], hashlib.sha256(value or b"").hexdigest().encode())]
+    cut = (None if key is None else key[:PREFIX_BYTES], None if value is None else value[:PREFIX_BYTES])
+    return *cut, [*kept, *letter_headers, *truncation]
+
+
+def is_truncated(letter_headers: dict[str, str]) -> bool:
+    return letter_headers.get(TRUNCATION[0]) == "true"
 
 
 class DeadLetters:
@@ -51,8 +89,9 @@ class DeadLetters:
         def delivered(err, _msg) -> None:
             if err is not None:
                 self.failures.append(err)
-        self.producer.produce(self.topic, key=message.key(), value=message.value(),
-                              headers=headers(message, reason, self.job), on_delivery=delivered)
+        key, value, letter_headers = bounded(message.key(), message.value(), carried(message.headers()),
+                                             own_headers(message, reason, self.job))
+        self.producer.produce(self.topic, key=key, value=value, headers=letter_headers, on_delivery=delivered)
         self.sent += 1
 
     def flush(self, timeout: float = 60.0) -> None:

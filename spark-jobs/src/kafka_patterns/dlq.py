@@ -130,6 +130,18 @@ def replay_headers(letter: Letter) -> list[deadletters.Header]:
             (REPLAYED_FROM, f"{TOPIC}/{letter.partition}/{letter.offset}".encode())]
 
 
+def refuse_truncated(chosen: list[Letter]) -> None:
+    """Stop before writing anything when a letter holds only a prefix of its record
+    (deadletters.bounded): replayed, it would be another record (pure)."""
+    cut = [x for x in chosen if deadletters.is_truncated(x.headers)]
+    if cut:
+        where = ", ".join(f"{h.get('source.topic', '?')}/{h.get('source.partition', '?')}/{h.get('source.offset', '?')}"
+                          f" ({h.get('original.size', '?')} bytes)" for h in (x.headers for x in cut[:5]))
+        raise SystemExit(f"{len(cut)} of the {len(chosen)} letters hold only the first {deadletters.PREFIX_BYTES} "
+                         f"bytes of their record, which was too large to letter whole, and are not replayed: "
+                         f"{where}. Read the record at its source offset, while the topic retains it.")
+
+
 def replay(letters: list[Letter], reason: str) -> int:
     """Write the letters with `reason` back to their source topics, each source record
     once; returns how many."""
@@ -137,6 +149,7 @@ def replay(letters: list[Letter], reason: str) -> int:
     unknown = sorted({x.headers.get("source.topic", "") for x in chosen} - set(catalogue.topics()))
     if unknown:
         raise SystemExit(f"letters with reason {reason!r} name source topics outside the catalogue: {unknown}")
+    refuse_truncated(chosen)
     producer = clients.producer()
     errors: list[str] = []
 

@@ -359,25 +359,43 @@ def kafka_header(name: str, value: Column) -> Column:
     return F.struct(F.lit(name).alias("key"), value.cast("string").cast("binary").alias("value"))
 
 
-def dead_letter_headers(parsed: DataFrame, job: str) -> Column:
-    """The headers of a parsed record's dead letter, as deadletters.headers makes them:
-    the record's own (deadletters.carried; where `parsed` has them, as parse_readings'
-    source_headers), then the letter's (its reason and source)."""
+def _headers_size(headers: Column) -> Column:
+    return F.aggregate(headers, F.lit(0).cast("long"), lambda n, h: n + F.octet_length(h["key"])
+                       + F.coalesce(F.octet_length(h["value"]), F.lit(0)))
+
+
+def dead_letter(parsed: DataFrame, job: str) -> Column:
+    """A parsed record's dead letter as a struct (key, value, headers), as the client jobs'
+    deadletters.bounded makes it: the record's key and bytes, its own headers
+    (deadletters.carried; where `parsed` has them, as parse_readings' source_headers),
+    then the letter's (its reason and source); cut to a prefix with the TRUNCATION
+    headers when it would not fit a produce request (deadletters.LETTER_BUDGET)."""
     values = (F.col("error"), F.col("topic"), F.col("partition"), F.col("offset"), F.lit(job))
     letter = F.array(*[kafka_header(name, value) for name, value in zip(deadletters.HEADERS, values, strict=True)])
-    if "source_headers" not in parsed.columns:
-        return letter
-    own = F.filter(F.coalesce(F.col("source_headers"), F.array().cast(KAFKA_HEADERS)),
-                   lambda h: ~h["key"].isin(*deadletters.HEADERS))
-    return F.concat(own, letter)
+    carried = (F.filter(F.coalesce(F.col("source_headers"), F.array().cast(KAFKA_HEADERS)),
+                        lambda h: ~h["key"].isin(*deadletters.HEADERS))
+               if "source_headers" in parsed.columns else F.array().cast(KAFKA_HEADERS))
+    key, raw = F.col("key"), F.col("raw")
+    size = (F.coalesce(F.octet_length(key), F.lit(0)) + F.coalesce(F.octet_length(raw), F.lit(0))
+            + _headers_size(carried) + _headers_size(letter))
+    truncation = F.array(*[kafka_header(name, value) for name, value in zip(
+        deadletters.TRUNCATION, (F.lit("true"), F.coalesce(F.octet_length(raw), F.lit(0)),
+                                 F.sha2(F.coalesce(raw, F.lit(b"")), 256)), strict=True)])
+    kept = F.when(_headers_size(carried) <= deadletters.PREFIX_BYTES, carried).otherwise(F.array().cast(KAFKA_HEADERS))
+    whole = F.struct(key.alias("key"), raw.alias("value"), F.concat(carried, letter).alias("headers"))
+    cut = F.struct(F.substring(key, 1, deadletters.PREFIX_BYTES).alias("key"),
+                   F.substring(raw, 1, deadletters.PREFIX_BYTES).alias("value"),
+                   F.concat(kept, letter, truncation).alias("headers"))
+    return F.when(size > deadletters.LETTER_BUDGET, cut).otherwise(whole)
 
 
 def dead_letter_rows(parsed: DataFrame, topic: str, job: str) -> DataFrame:
     """Records of parse_readings that break the contract -> Kafka sink rows for the
-    dead-letter `topic`, with deadletters.HEADERS (pure)."""
-    return parsed.where(F.col("error").isNotNull()).select(
-        F.lit(topic).alias("topic"), F.col("key"), F.col("raw").alias("value"),
-        dead_letter_headers(parsed, job).alias("headers"))
+    dead-letter `topic` (dead_letter) (pure)."""
+    return parsed.where(F.col("error").isNotNull()).select(F.lit(topic).alias("topic"),
+                                                           dead_letter(parsed, job).alias("letter")).select(
+        "topic", F.col("letter.key").alias("key"), F.col("letter.value").alias("value"),
+        F.col("letter.headers").alias("headers"))
 
 
 def route_rows(parsed: DataFrame, routes: Sequence[tuple[str, Column, Column]], deadletter_topic: str,
@@ -387,9 +405,13 @@ def route_rows(parsed: DataFrame, routes: Sequence[tuple[str, Column, Column]], 
     holds, a record that breaks the contract once to the dead-letter topic with its
     reason. One scan of the source and no union, so the query also runs in real-time
     mode, which refuses a union of a source with itself (pure)."""
-    target = F.struct(F.lit(deadletter_topic).alias("topic"), dead_letter_headers(parsed, job).alias("headers"))
-    routed = F.filter(F.array(*[F.when(predicate, F.struct(F.lit(topic).alias("topic"), headers.alias("headers")))
+    letter = dead_letter(parsed, job)
+    target = F.struct(F.lit(deadletter_topic).alias("topic"), letter["key"].alias("key"),
+                      letter["value"].alias("value"), letter["headers"].alias("headers"))
+    routed = F.filter(F.array(*[F.when(predicate, F.struct(F.lit(topic).alias("topic"), F.col("key").alias("key"),
+                                                           F.col("raw").alias("value"), headers.alias("headers")))
                                 for topic, predicate, headers in routes]), lambda t: t.isNotNull())
     targets = F.when(F.col("error").isNotNull(), F.array(target)).otherwise(routed)
-    return (parsed.select(F.col("key"), F.col("raw").alias("value"), F.explode(targets).alias("t"))
-            .select(F.col("t.topic").alias("topic"), "key", "value", F.col("t.headers").alias("headers")))
+    return (parsed.select(F.explode(targets).alias("t"))
+            .select(F.col("t.topic").alias("topic"), F.col("t.key").alias("key"), F.col("t.value").alias("value"),
+                    F.col("t.headers").alias("headers")))

@@ -111,10 +111,11 @@ def enrich(parsed: DataFrame, profiles: DataFrame, topic: str, deadletter_topic:
     valid = F.col("error").isNull()
     value = F.to_json(F.struct(*FIELDS, *PROFILE_FIELDS)).cast("binary")
     headers = F.array(spark.kafka_header("stage", F.lit("enrich")))
+    letter = spark.dead_letter(joined, job)
     return joined.select(F.when(valid, F.lit(topic)).otherwise(F.lit(deadletter_topic)).alias("topic"),
-                         F.when(valid, F.col("sensor")).otherwise(F.col("key")).alias("key"),
-                         F.when(valid, value).otherwise(F.col("raw")).alias("value"),
-                         F.when(valid, headers).otherwise(spark.dead_letter_headers(joined, job)).alias("headers"))
+                         F.when(valid, F.col("sensor")).otherwise(letter["key"]).alias("key"),
+                         F.when(valid, value).otherwise(letter["value"]).alias("value"),
+                         F.when(valid, headers).otherwise(letter["headers"]).alias("headers"))
 
 
 # --- stage 3: aggregate -------------------------------------------------------------
