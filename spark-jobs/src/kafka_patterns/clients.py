@@ -64,6 +64,13 @@ def producer(**overrides: Any) -> Producer:
     return Producer({**base_config(), "acks": "all", "enable.idempotence": True, "linger.ms": 5, **overrides})
 
 
+# A record the broker took compressed may be far larger once a consumer holds it (the
+# broker checks its limit against the compressed batch). A producer that sends consumed
+# records on as they are (a copier) compresses too, and raises librdkafka's own check of
+# the uncompressed record (message.max.bytes, 1 MB by default) so that the broker judges.
+RESEND_AS_RECEIVED = {"compression.type": "zstd", "message.max.bytes": 64_000_000}
+
+
 def consumer(group_id: str, **overrides: Any) -> Consumer:
     """Manual commits, from the earliest offset of a new group."""
     return Consumer({**base_config(), "group.id": group_id, "enable.auto.commit": False,

@@ -77,7 +77,7 @@ def transactional_producer(args: argparse.Namespace) -> Producer:
     """The producer of args.transactional_id, initialised: init_transactions() fences a
     previous instance with the same id and aborts its open transaction (and returns once
     that abort is written), so what it had not committed never shows to read_committed."""
-    producer = clients.producer(**{"transactional.id": args.transactional_id})
+    producer = clients.producer(**{"transactional.id": args.transactional_id, **clients.RESEND_AS_RECEIVED})
     producer.init_transactions()
     return producer
 
