@@ -1,8 +1,11 @@
 """The PostgreSQL sink of the foreachBatch jobs: a row PostgreSQL refuses for its data
 is set aside with the reason, and the rest of its batch is written, in the caller's
-transaction (the batch ledger's), instead of the batch failing again on every retry."""
+transaction (the batch ledger's), instead of the batch failing again on every retry. With a
+unique key, an identical copy of a stored row is skipped and another version of it is a
+conflict, returned with the stored version (the jobs dead-letter it)."""
 
 import datetime as dt
+import json
 
 from kafka_patterns import pg
 
@@ -25,7 +28,7 @@ def test_refused_rows_are_set_aside_and_the_rest_of_the_batch_is_written(cluster
         stored = conn.execute("SELECT seq FROM poison_sink ORDER BY seq").fetchall()
         ledger = conn.execute("SELECT n FROM ledger_stand_in").fetchall()
     assert written == 2 and [s for (s,) in stored] == [1, 4]
-    assert [row[1] for row, _ in refused] == [2, 3]
+    assert [rows[n][1] for n, _ in refused] == [2, 3]
     assert all(reason for _, reason in refused)
     assert ledger == [(1,)], "the caller's transaction must survive the refused rows"
 
@@ -41,14 +44,33 @@ def test_a_clean_batch_is_written_in_one_copy(cluster):
     assert (written, refused, count) == (100, [], 100)
 
 
-def test_with_a_unique_key_a_reading_already_stored_is_skipped_and_counted(cluster):
+def test_with_a_unique_key_an_identical_copy_is_skipped_and_counted(cluster):
     rows = [("sensor-01", 1, 0, WHEN), ("sensor-01", 2, 0, WHEN), ("sensor-01", 1, 3, WHEN),  # 1 again
             ("sensor-\x0002", 9, 0, WHEN)]  # and a refused row in the same batch
     with pg.connect() as conn:
         conn.execute("CREATE TEMP TABLE unique_sink (sensor TEXT, seq BIGINT, kafka_partition INT, "
                      "event_time TIMESTAMPTZ, UNIQUE (sensor, seq)) ON COMMIT DROP")
-        conn.execute("INSERT INTO unique_sink VALUES ('sensor-01', 2, 0, now())")  # stored by an earlier batch
-        done = pg.insert_rows_isolating_failures(conn, "unique_sink", COLUMNS, rows, unique=("sensor", "seq"))
+        conn.execute("INSERT INTO unique_sink VALUES ('sensor-01', 2, 0, %s)", (WHEN,))  # an earlier batch's
+        done = pg.insert_rows_isolating_failures(conn, "unique_sink", COLUMNS, rows, unique=("sensor", "seq"),
+                                                 provenance=("kafka_partition",))
         stored = conn.execute("SELECT sensor, seq, kafka_partition FROM unique_sink ORDER BY seq").fetchall()
-    assert (done.written, done.duplicates, len(done.refused)) == (1, 2, 1)
+    assert (done.written, done.duplicates, len(done.refused), done.conflicts) == (1, 2, 1, [])
     assert stored == [("sensor-01", 1, 0), ("sensor-01", 2, 0)], "the first copy of a reading is kept"
+
+
+def test_with_a_unique_key_another_version_is_a_conflict_returned_with_the_stored_one(cluster):
+    later = WHEN + dt.timedelta(seconds=1)
+    rows = [("sensor-01", 1, 0, WHEN), ("sensor-01", 1, 2, later),  # in the same batch
+            ("sensor-01", 2, 1, later)]  # against an earlier batch's
+    with pg.connect() as conn:
+        conn.execute("CREATE TEMP TABLE conflict_sink (sensor TEXT, seq BIGINT, kafka_partition INT, "
+                     "event_time TIMESTAMPTZ, UNIQUE (sensor, seq)) ON COMMIT DROP")
+        conn.execute("INSERT INTO conflict_sink VALUES ('sensor-01', 2, 0, %s)", (WHEN,))
+        done = pg.insert_rows_isolating_failures(conn, "conflict_sink", COLUMNS, rows, unique=("sensor", "seq"),
+                                                 provenance=("kafka_partition",))
+        stored = conn.execute("SELECT seq, event_time FROM conflict_sink ORDER BY seq").fetchall()
+    assert (done.written, done.duplicates) == (1, 0)
+    assert [n for n, _ in done.conflicts] == [1, 2]
+    versions = [json.loads(v) for _, v in done.conflicts]
+    assert [(v["seq"], v["kafka_partition"]) for v in versions] == [(1, 0), (2, 0)], "the stored versions"
+    assert stored == [(1, WHEN), (2, WHEN)], "a conflicting version is not written"

@@ -2,9 +2,10 @@
 on the letters, and the client jobs' letter headers."""
 
 import hashlib
+import json
 
 from helpers import FakeMessage
-from kafka_patterns import bad_input, deadletters, dlq
+from kafka_patterns import bad_input, deadletters, dlq, readings
 
 
 def letter(job, topic, partition, offset, reason, value):
@@ -25,6 +26,16 @@ def test_every_reader_of_a_readings_topic_must_letter_it_and_only_those():
                                    "weather.readings") == ["fanout-logger", "fanout-minmax"]
     assert bad_input.expected_jobs(["pipeline-clean", "pipeline-enrich"], "weather.readings") == ["pipeline-clean"]
     assert bad_input.lettering_readers(["cdc-transform", "one-to-one"]) == ["one-to-one"]
+
+
+def test_only_the_sinks_that_store_each_reading_once_must_letter_a_conflicting_version():
+    jobs = ["fanout-logger", "fanout-minmax", "fanout-averager"]
+    assert bad_input.expected_jobs(jobs, "weather.readings", deduplicating_only=True) == ["fanout-logger"]
+    stored, conflicting = bad_input.conflicting_pair("run-7")
+    identity = [{k: json.loads(v)[k] for k in ("run", "sensor", "seq")} for v in (stored, conflicting)]
+    assert identity[0] == identity[1] and identity[0]["run"] != "run-7", "not the scenario's run"
+    assert json.loads(stored) != json.loads(conflicting)
+    assert [readings.parse(v)[1] for v in (stored, conflicting)] == [None, None]
 
 
 def test_judge_finds_missing_letters_wrong_reasons_and_changed_values():

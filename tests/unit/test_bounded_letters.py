@@ -1,14 +1,19 @@
 """A dead letter always fits a produce request: the Spark jobs cut a letter as the client
-jobs' deadletters.bounded does (a prefix, the original size and digest)."""
+jobs' deadletters.bounded does (a prefix, the original size and digest). A valid reading
+carries the letter its sink sends when it cannot store it (a conflicting duplicate, a row
+PostgreSQL refuses)."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 
 from pyspark.sql import functions as F
 
+from helpers import reading
 from kafka_patterns import deadletters
 from kafka_patterns import spark as kp_spark
+from kafka_patterns.jobs import readings_to_postgres
 
 HUGE = b'{"run": "r1", "note": "' + b"x" * 2_000_000 + b'"}'  # compressible: the broker takes it compressed
 
@@ -42,3 +47,25 @@ def test_a_routed_letter_is_cut_too(kafka_records):
                                  "weather.deadletter", "content-filter").collect()
     assert row.topic == "weather.deadletter" and len(row.value) == deadletters.PREFIX_BYTES
     assert {h.key for h in row.headers} >= set(deadletters.TRUNCATION)
+
+
+def test_a_valid_reading_carries_the_letter_a_sink_sends_when_it_cannot_store_it(kafka_records):
+    records = kafka_records([reading_bytes()], keys=["sensor-01"])
+    parsed = kp_spark.parse_readings(records)
+    (row,) = readings_to_postgres.to_rows(kp_spark.valid_with_sink_letters(parsed, "one-to-one")).collect()
+    letter = row[kp_spark.SINK_LETTER]
+    assert (letter.key, bytes(letter.value)) == ("sensor-01", reading_bytes())
+    headers = deadletters.with_reason([(h.key, bytes(h.value)) for h in letter.headers], "refused by t: why",
+                                      (deadletters.STORED_HEADER, b"{}"))
+    assert dict(headers) == {"reason": b"refused by t: why", "source.topic": b"weather.readings",
+                             "source.partition": b"0", "source.offset": b"0", "job": b"one-to-one",
+                             deadletters.STORED_HEADER: b"{}"}
+
+
+def test_without_sink_letters_the_rows_are_the_sinks_columns_only(kafka_records):
+    parsed = kp_spark.parse_readings(kafka_records([reading_bytes()]))
+    assert tuple(readings_to_postgres.to_rows(kp_spark.valid_only(parsed)).columns) == readings_to_postgres.COLUMNS
+
+
+def reading_bytes() -> bytes:
+    return json.dumps(reading(1, ts=1_767_225_600_000)).encode()

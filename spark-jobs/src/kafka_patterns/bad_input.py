@@ -111,15 +111,29 @@ def bad_cases(run: str = "r1") -> list[tuple[str, bytes | None, str]]:
     return [(case, value, reason) for case, value, reason in cases(run) if reason]
 
 
+CONFLICT_CASE = "another version of a stored reading"
+
+
+def conflicting_pair(run: str) -> tuple[bytes, bytes]:
+    """Two valid readings with one identity (run, sensor, seq) and other temperatures:
+    a sink that stores each reading once keeps the first and letters the second
+    (deadletters.CONFLICTING_DUPLICATE); to every other job they are two readings. Their
+    run is not the scenario's, so its accounting does not count them."""
+    reading = {**_good(f"{run}-conflict"), "sensor": "sensor-conflict"}
+    return json.dumps(reading).encode(), json.dumps({**reading, "temperature": 22.5}).encode()
+
+
 @dataclass(frozen=True)
 class Injected:
-    """A bad record as written: where it is, what it is and why the contract refuses it."""
+    """A bad record as written: where it is, what it is and why the contract (or, for a
+    conflicting version, a deduplicating sink) refuses it."""
     case: str
     topic: str
     partition: int
     offset: int
     value: bytes | None
     reason: str
+    deduplicating_only: bool = False  # letters expected from the sinks that store each reading once
 
 
 _lock = threading.Lock()
@@ -164,11 +178,17 @@ def inject_if_asked(topic: str, run: str) -> None:
             if err is not None:
                 errors.append(f"{case}: {err}")
             else:
-                written.append(Injected(case, topic, msg.partition(), msg.offset(), value, reason))
+                written.append(Injected(case, topic, msg.partition(), msg.offset(), value, reason,
+                                        deduplicating_only=case == CONFLICT_CASE))
         return on_delivery
 
     for i, (case, value, reason) in enumerate(bad):
         producer.produce(topic, key=f"bad-{run}-{i}", value=value, on_delivery=delivered(case, value, reason))
+    # One key: one partition, so the stored version comes first.
+    stored, conflicting = conflicting_pair(run)
+    producer.produce(topic, key=f"conflict-{run}", value=stored)
+    producer.produce(topic, key=f"conflict-{run}", value=conflicting, on_delivery=delivered(
+        CONFLICT_CASE, conflicting, deadletters.CONFLICTING_DUPLICATE))
     left = producer.flush(60)
     if left or errors:
         raise RuntimeError(f"bad input to {topic} not acknowledged: {left} pending, errors {errors[:3]}")
@@ -199,11 +219,13 @@ def lettering_readers(jobs: Sequence[str]) -> list[str]:
     return [j for j in jobs if specs[j].get("deadletter") and readings & set(specs[j]["inputs"])]
 
 
-def expected_jobs(jobs: Sequence[str], topic: str) -> list[str]:
+def expected_jobs(jobs: Sequence[str], topic: str, deduplicating_only: bool = False) -> list[str]:
     """The jobs among `jobs` that must letter a bad record of `topic`: those with a
-    dead-letter topic that stream from it."""
+    dead-letter topic that stream from it (and store each reading once, for a
+    conflicting version)."""
     specs = catalogue.jobs()
-    return [j for j in jobs if specs[j].get("deadletter") and topic in specs[j]["inputs"]]
+    return [j for j in jobs if specs[j].get("deadletter") and topic in specs[j]["inputs"]
+            and (not deduplicating_only or catalogue.job(j).stores_each_reading_once)]
 
 
 def judge(injected: Sequence[Injected], jobs: Sequence[str], letters: Sequence) -> dict[str, JobReport]:
@@ -217,7 +239,7 @@ def judge(injected: Sequence[Injected], jobs: Sequence[str], letters: Sequence) 
         by_source.setdefault(key, []).append(x)
     reports: dict[str, JobReport] = {}
     for bad in injected:
-        for job in expected_jobs(jobs, bad.topic):
+        for job in expected_jobs(jobs, bad.topic, bad.deduplicating_only):
             r = reports.setdefault(job, JobReport(job))
             r.expected += 1
             found = by_source.get((job, bad.topic, str(bad.partition), str(bad.offset)), [])

@@ -6,8 +6,9 @@ it made of them.
     python -m kafka_patterns.bad_input_suite one-to-one     # one of them
 
 Per pattern: the good readings written (the scenario's own verdict against the
-promise), the bad records each job dead-lettered with the right reason, and whether
-the run got through (a crash fails the row). Runs are short and fault-free: the
+promise), the bad records each job dead-lettered with the right reason (and, by the
+jobs that store each reading once, another version of a stored reading: `conflicting
+duplicate`), and whether the run got through (a crash fails the row). Runs are short and fault-free: the
 faults tier covers the kills.
 """
 
@@ -107,8 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     console.quiet("bad-input", verbose=True)  # the steps stay on the terminal, the clients' and Spark's logs go
     results = []
     for key in keys:
-        print(f"==> {key}: {len(bad_input.bad_cases())} kinds of bad record mixed into its input", file=sys.stderr,
-              flush=True)
+        print(f"==> {key}: {len(bad_input.bad_cases())} kinds of bad record and {bad_input.CONFLICT_CASE} "
+              "mixed into its input", file=sys.stderr, flush=True)
         results.append(run_pattern(key))
     print(table(results))
     for line in details(results):

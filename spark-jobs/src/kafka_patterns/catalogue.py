@@ -185,6 +185,12 @@ class Job:
                    j.get("mode", "micro-batch"), tuple(j.get("state", ())), j.get("sql"))
 
     @property
+    def stores_each_reading_once(self) -> bool:
+        """Whether its sink deduplicates readings (run, sensor, seq): the readings ->
+        PostgreSQL jobs keep a unique key unless their args say --no-unique-readings."""
+        return self.module == "kafka_patterns.jobs.readings_to_postgres" and "--no-unique-readings" not in self.args
+
+    @property
     def output_topics(self) -> tuple[str, ...]:
         """The outputs that are Kafka topics (not postgres:<table>)."""
         return tuple(o for o in self.outputs if not o.startswith(POSTGRES))

@@ -34,6 +34,12 @@ TRUNCATION = ("truncated", "original.size", "original.sha256")
 
 Header = tuple[str, bytes | None]
 
+# The reason of a reading whose identity (run, sensor, seq) a deduplicating sink already
+# holds with other values: an identical copy is skipped silently, another version is
+# data the user must see. Its letter carries the stored version in STORED_HEADER.
+CONFLICTING_DUPLICATE = "conflicting duplicate"
+STORED_HEADER = "stored"
+
 
 def carried(record_headers: Sequence[Header] | None) -> list[Header]:
     """The headers of a record a letter carries along, or those a letter carried: all
@@ -69,6 +75,11 @@ def bounded(key: bytes | None, value: bytes | None, record_headers: Sequence[Hea
     return *cut, [*kept, *letter_headers, *truncation]
 
 
+def with_reason(letter_headers: Sequence[Header], reason: str, *extra: Header) -> list[Header]:
+    """A letter's headers with its `reason` replaced, then `extra` (pure)."""
+    return [(k, reason.encode() if k == HEADERS[0] else v) for k, v in letter_headers] + list(extra)
+
+
 def is_truncated(letter_headers: dict[str, str]) -> bool:
     return letter_headers.get(TRUNCATION[0]) == "true"
 
@@ -86,12 +97,16 @@ class DeadLetters:
         self.failures: list[KafkaError] = []
 
     def send(self, message: Message, reason: str) -> None:
+        key, value, letter_headers = bounded(message.key(), message.value(), carried(message.headers()),
+                                             own_headers(message, reason, self.job))
+        self.send_letter(key, value, letter_headers)
+
+    def send_letter(self, key: bytes | None, value: bytes | None, letter_headers: Sequence[Header]) -> None:
+        """Queue a letter made elsewhere (a Spark job's spark.SINK_LETTER), as it is."""
         def delivered(err, _msg) -> None:
             if err is not None:
                 self.failures.append(err)
-        key, value, letter_headers = bounded(message.key(), message.value(), carried(message.headers()),
-                                             own_headers(message, reason, self.job))
-        self.producer.produce(self.topic, key=key, value=value, headers=letter_headers, on_delivery=delivered)
+        self.producer.produce(self.topic, key=key, value=value, headers=list(letter_headers), on_delivery=delivered)
         self.sent += 1
 
     def flush(self, timeout: float = 60.0) -> None:

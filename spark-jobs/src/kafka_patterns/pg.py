@@ -53,21 +53,27 @@ def insert_rows(conn: psycopg.Connection, table: str, columns: Sequence[str], ro
 
 @dataclass
 class Inserted:
-    """What insert_rows_isolating_failures did with a batch."""
+    """What insert_rows_isolating_failures did with a batch. Rows are named by their
+    index in the batch, so a caller can dead-letter the records they came from."""
     written: int = 0
-    refused: list[tuple[Sequence, str]] = field(default_factory=list)  # (row, PostgreSQL's reason)
-    duplicates: int = 0  # rows whose unique key the table already held (or the batch, earlier)
+    refused: list[tuple[int, str]] = field(default_factory=list)  # (row, PostgreSQL's reason)
+    duplicates: int = 0  # identical copies of a row the table already held (or the batch, earlier)
+    conflicts: list[tuple[int, str]] = field(default_factory=list)  # (row, the stored version as JSON)
 
 
 def insert_rows_isolating_failures(conn: psycopg.Connection, table: str, columns: Sequence[str],
-                                   rows: Sequence[Sequence], unique: Sequence[str] = ()) -> Inserted:
+                                   rows: Sequence[Sequence], unique: Sequence[str] = (),
+                                   provenance: Sequence[str] = ()) -> Inserted:
     """insert_rows, except that a row PostgreSQL refuses for its data (psycopg.DataError:
     a NUL in a text, a value out of a column's range, an invalid encoding) does not sink
     the batch: the batch is then written row by row, each in a savepoint, and the
     refused rows are returned with PostgreSQL's reason; the others are written. With
     `unique` (the columns of a unique index of the table), a row whose key is already
-    there is skipped and counted as a duplicate. The fast path is one COPY; the row by
-    row path runs only for a batch that holds a refused row or a duplicate."""
+    there is not written: an identical copy (the same values apart from the `provenance`
+    columns, where it was read from) is counted as a duplicate, another version is a
+    conflict, returned with the stored version for the caller to show. The fast path is
+    one COPY; the row by row path runs only for a batch that holds a refused row or a
+    row whose key is taken."""
     try:
         with conn.transaction():  # a savepoint: a refused COPY leaves the caller's transaction usable
             return Inserted(written=insert_rows(conn, table, columns, rows))
@@ -79,16 +85,28 @@ def insert_rows_isolating_failures(conn: psycopg.Connection, table: str, columns
     out = Inserted()
     conflict = f" ON CONFLICT ({', '.join(unique)}) DO NOTHING" if unique else ""
     insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))}){conflict}"
-    for row in rows:
+    compared = [i for i, c in enumerate(columns) if c not in (*unique, *provenance)]
+    # The stored version, and whether it equals the row; compared by PostgreSQL, so a
+    # value counts as equal when it was stored from the same parameter (a timestamp in
+    # the session's time zone, a float to the bit).
+    same = " AND ".join(f"{columns[i]} IS NOT DISTINCT FROM %s" for i in compared) or "true"
+    stored = (f"SELECT row_to_json(t)::text, {same} FROM {table} t "
+              f"WHERE {' AND '.join(f'{c} = %s' for c in unique)}")
+    key = [columns.index(c) for c in unique]
+    for n, row in enumerate(rows):
         try:
             with conn.transaction():
                 cur = conn.execute(insert, row)
             if cur.rowcount == 1:
                 out.written += 1
-            else:
+                continue
+            version, identical = conn.execute(stored, [row[i] for i in compared] + [row[i] for i in key]).fetchone()
+            if identical:
                 out.duplicates += 1
+            else:
+                out.conflicts.append((n, version))
         except (psycopg.DataError, ValueError) as e:
-            out.refused.append((row, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
+            out.refused.append((n, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
     return out
 
 

@@ -348,6 +348,20 @@ def valid_only(parsed: DataFrame) -> DataFrame:
     return parsed.where(F.col("error").isNull()).drop("error", "raw", "source_headers")
 
 
+# A valid reading's dead letter, for a sink that finds it cannot store the reading (a
+# conflicting duplicate, a row PostgreSQL refuses: jobs.base.postgres_batch_sink). Its
+# reason header says `conflicting duplicate`; the sink puts the one it found.
+SINK_LETTER = "sink_letter"
+
+
+def valid_with_sink_letters(parsed: DataFrame, job: str) -> DataFrame:
+    """valid_only, each reading with its SINK_LETTER (pure). Spark computes the letter
+    only where a projection keeps the column, and the sink collects it with the rows."""
+    valid = parsed.where(F.col("error").isNull())
+    letter = dead_letter(valid, job, F.lit(deadletters.CONFLICTING_DUPLICATE)).alias(SINK_LETTER)
+    return valid.select("*", letter).drop("error", "raw", "source_headers")
+
+
 def valid_readings(records: DataFrame) -> DataFrame:
     """The valid readings among Kafka records (a job sends the others to its dead letters:
     jobs.base.valid_readings)."""
@@ -364,13 +378,15 @@ def _headers_size(headers: Column) -> Column:
                        + F.coalesce(F.octet_length(h["value"]), F.lit(0)))
 
 
-def dead_letter(parsed: DataFrame, job: str) -> Column:
+def dead_letter(parsed: DataFrame, job: str, reason: Column | None = None) -> Column:
     """A parsed record's dead letter as a struct (key, value, headers), as the client jobs'
     deadletters.bounded makes it: the record's key and bytes, its own headers
     (deadletters.carried; where `parsed` has them, as parse_readings' source_headers),
-    then the letter's (its reason and source); cut to a prefix with the TRUNCATION
-    headers when it would not fit a produce request (deadletters.LETTER_BUDGET)."""
-    values = (F.col("error"), F.col("topic"), F.col("partition"), F.col("offset"), F.lit(job))
+    then the letter's (its reason, the `error` column unless given, and its source); cut
+    to a prefix with the TRUNCATION headers when it would not fit a produce request
+    (deadletters.LETTER_BUDGET)."""
+    values = (F.col("error") if reason is None else reason, F.col("topic"), F.col("partition"), F.col("offset"),
+              F.lit(job))
     letter = F.array(*[kafka_header(name, value) for name, value in zip(deadletters.HEADERS, values, strict=True)])
     carried = (F.filter(F.coalesce(F.col("source_headers"), F.array().cast(KAFKA_HEADERS)),
                         lambda h: ~h["key"].isin(*deadletters.HEADERS))

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from kafka_patterns import catalogue, credentials, pg, settings
+from kafka_patterns.deadletters import CONFLICTING_DUPLICATE, STORED_HEADER, DeadLetters, with_reason
 
 log = logging.getLogger("kafka_patterns.jobs")
 JOB_VARIABLE = "KAFKA_PATTERNS_JOB"  # the job a pod runs (the chart sets it in every pod)
@@ -208,16 +209,19 @@ def await_all(queries: Sequence) -> None:
             active[0].awaitTermination(1.0)
 
 
-def valid_readings(records, job: catalogue.Job, args: argparse.Namespace, query: str = "deadletters"):
+def valid_readings(records, job: catalogue.Job, args: argparse.Namespace, query: str = "deadletters",
+                   sink_letters: bool = False):
     """The valid readings among Kafka records, and a started query that sends the others
     to the job's dead-letter topic with their reason (spark.dead_letter_rows). The letters
     query reads the same source with its own checkpoint, so a bad record neither stops
     the job nor vanishes; its Kafka sink is at-least-once (a letter may repeat after a
-    crash). Returns (readings, letters query): the job awaits both."""
+    crash). With sink_letters, each reading comes with its letter should the sink not
+    store it (spark.SINK_LETTER). Returns (readings, letters query): the job awaits both."""
     from kafka_patterns import spark  # here: the client jobs use this module without Spark
 
     parsed = spark.parse_readings(records)
-    return spark.valid_only(parsed), start_dead_letters(parsed, job, args, query)
+    valid = spark.valid_with_sink_letters(parsed, job.name) if sink_letters else spark.valid_only(parsed)
+    return valid, start_dead_letters(parsed, job, args, query)
 
 
 def start_dead_letters(parsed, job: catalogue.Job, args: argparse.Namespace, query: str = "deadletters"):
@@ -242,18 +246,31 @@ def readings_to_table(job: catalogue.Job, args: argparse.Namespace, rows: Callab
 
     session = spark.session(job.name)
     records = spark.read_stream(session, list(job.inputs), args.starting_offsets, **source_options(args))
-    sink = postgres_batch_sink(checkpoint_dir(job, args), job.table, columns, exactly_once, unique)
+    # A row's partition and offset name its record only in a job of one input topic.
+    sink = postgres_batch_sink(checkpoint_dir(job, args), job.table, columns, exactly_once, unique,
+                               letters=(lambda: DeadLetters(job.name, job.deadletter_topic))
+                               if len(job.inputs) == 1 else None)
 
     def write_each_batch(batch_df, batch_id: int) -> None:
         sink(rows(batch_df), batch_id)
 
-    readings, letters = valid_readings(records, job, args)
+    readings, letters = valid_readings(records, job, args, sink_letters=not per_batch)
     stream, write = (readings, write_each_batch) if per_batch else (rows(readings), sink)
     await_all([letters, start(stream.writeStream.foreachBatch(write), job, args)])
 
 
+def _bytes(value: str | bytearray | None) -> bytes | None:
+    return value.encode() if isinstance(value, str) else None if value is None else bytes(value)
+
+
+# A sink row's columns that say where it was read from, not what it says: a copy of a
+# stored reading read from another offset is the same reading.
+PROVENANCE = ("kafka_partition", "kafka_offset")
+
+
 def postgres_batch_sink(ledger_key: str, table: str, columns: Sequence[str],
-                        exactly_once: bool = True, unique: Sequence[str] = ()) -> Callable:
+                        exactly_once: bool = True, unique: Sequence[str] = (),
+                        letters: Callable[[], DeadLetters] | None = None) -> Callable:
     """A foreachBatch function writing a micro-batch's rows to `table`.
 
     exactly_once=True writes the rows and the batch id (spark_batches ledger) in one
@@ -265,27 +282,63 @@ def postgres_batch_sink(ledger_key: str, table: str, columns: Sequence[str],
     the same path (a new volume, `make clean`) against a kept database would otherwise
     have its first batches skipped as "already committed", and their rows lost.
     `unique` names the columns of the table's unique index: a row whose key is already
-    stored (the same reading produced twice) is skipped and counted in the log.
+    stored (the same reading produced twice) is skipped and counted in the log; a
+    conflicting version of it (other values) is not written but dead-lettered. Where
+    the rows carry their spark.SINK_LETTER, a row the table refuses (or a conflicting
+    version) goes to the dead letters (`letters` makes the producer, on first use) with
+    the reason, flushed before the transaction commits: a crash between the two sends
+    a letter twice, never none. Without a letter such a row is only logged.
     """
+    dead_letters: list[DeadLetters] = []  # made on first use, kept for the query's life
+
     def write(batch_df, batch_id: int) -> None:
-        # One collect: one Spark job per micro-batch. toLocalIterator ran a job per input
-        # partition, one after the other, and saved no memory here: the rows are held
-        # together anyway, for the one transaction that writes them.
+        # One collect: one Spark job per micro-batch (a second where a row was not stored).
+        # toLocalIterator ran a job per input partition, one after the other, and saved no
+        # memory here: the rows are held together anyway, for the one transaction.
+        from kafka_patterns import spark
+
+        lettered = (letters is not None and spark.SINK_LETTER in batch_df.columns
+                    and all(c in columns for c in PROVENANCE))
         rows = [tuple(r) for r in batch_df.select(*columns).collect()]
         with pg.connect() as conn:
             if exactly_once and not pg.claim_batch(conn, ledger := ledger_name(ledger_key), batch_id):
                 log.warning("%s: batch %d already committed, skipped", ledger, batch_id)
                 return
             # A row the table refuses is set aside, not retried with the batch forever.
-            done = pg.insert_rows_isolating_failures(conn, table, columns, rows, unique)
-        for row, reason in done.refused:
-            log.error("%s: batch %d: %s refused a row (%s); the rest of the batch is written: %r",
-                      ledger_key, batch_id, table, reason, row)
+            done = pg.insert_rows_isolating_failures(conn, table, columns, rows, unique,
+                                                     [c for c in columns if c in PROVENANCE])
+            unstored = ([(n, f"refused by {table}: {reason}", ()) for n, reason in done.refused]
+                        + [(n, CONFLICTING_DUPLICATE, ((STORED_HEADER, version.encode()),))
+                           for n, version in done.conflicts])
+            if lettered and unstored:
+                if not dead_letters:
+                    dead_letters.append(letters())
+                send_sink_letters(dead_letters[0], batch_df, columns, rows, unstored)
+        for n, reason, _ in unstored:
+            log.error("%s: batch %d: %s did not store a row (%s)%s: %r", ledger_key, batch_id, table, reason,
+                      "; dead-lettered" if lettered else "", rows[n])
         if done.duplicates:
             log.warning("%s: batch %d: %d duplicate %s of %s already stored, skipped", ledger_key, batch_id,
                         done.duplicates, "/".join(unique), table)
         crash_after_write_if_asked(ledger_key, batch_id)
     return write
+
+
+def send_sink_letters(dead_letters: DeadLetters, batch_df, columns: Sequence[str], rows: Sequence[tuple],
+                      unstored: Sequence[tuple[int, str, tuple]]) -> None:
+    """Dead-letter the rows (index, reason, extra headers) a sink did not store, each with
+    its spark.SINK_LETTER, and wait for the broker's acknowledgement. The letters are
+    collected only now, in a second pass over the batch, found by PROVENANCE: collecting
+    them with every row tripled the bytes each micro-batch brings to the driver."""
+    from kafka_patterns import spark
+
+    where = [columns.index(c) for c in PROVENANCE]
+    of = {tuple(r[:-1]): r[-1] for r in batch_df.select(*PROVENANCE, spark.SINK_LETTER).collect()}
+    for n, reason, extra in unstored:
+        letter = of[tuple(rows[n][i] for i in where)]  # Spark's binary comes as bytearray
+        dead_letters.send_letter(_bytes(letter["key"]), _bytes(letter["value"]), with_reason(
+            [(h["key"], _bytes(h["value"])) for h in letter["headers"]], reason, *extra))
+    dead_letters.flush()
 
 
 def ledger_name(checkpoint: str) -> str:

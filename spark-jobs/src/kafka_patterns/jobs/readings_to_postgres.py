@@ -39,10 +39,12 @@ SINKS = ("exactly-once", "at-least-once")
 
 
 def to_rows(readings: DataFrame) -> DataFrame:
-    """Parsed readings -> sink rows (pure: no I/O)."""
+    """Parsed readings -> sink rows, with their letters where they have them (the sink's
+    for a reading it cannot store: spark.SINK_LETTER) (pure: no I/O)."""
+    letter = [spark.SINK_LETTER] if spark.SINK_LETTER in readings.columns else []
     return readings.select("run", "sensor", "station", "seq", "temperature", "humidity",
                            spark.event_time(F.col("ts")).alias("event_time"),
-                           F.col("partition").alias("kafka_partition"), F.col("offset").alias("kafka_offset"))
+                           F.col("partition").alias("kafka_partition"), F.col("offset").alias("kafka_offset"), *letter)
 
 
 READING_KEY = ("run", "sensor", "seq")
