@@ -74,6 +74,12 @@ def test_a_client_jobs_letter_carries_the_records_own_headers_first():
     assert [k for k, _ in got[2:]] == list(deadletters.HEADERS) and dict(got)["reason"] == b"not JSON"
 
 
+def test_a_record_lettered_again_carries_none_of_its_earlier_letters_headers():
+    earlier = [("trace", b"t"), ("reason", b"conflicting duplicate"), (deadletters.STORED_HEADER, b"{}"),
+               ("truncated", b"true"), ("original.size", b"9")]
+    assert deadletters.carried(earlier) == [("trace", b"t")]
+
+
 def test_a_letter_that_fits_is_the_record_and_its_headers_unchanged():
     own = [("reason", b"not JSON"), ("job", b"j")]
     letter = deadletters.bounded(b"k", b"v" * 1000, [("trace", b"t")], own)

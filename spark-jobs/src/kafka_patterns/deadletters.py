@@ -39,12 +39,15 @@ Header = tuple[str, bytes | None]
 # data the user must see. Its letter carries the stored version in STORED_HEADER.
 CONFLICTING_DUPLICATE = "conflicting duplicate"
 STORED_HEADER = "stored"
+# Every header a letter may add to the record's own: a letter carries the record's
+# headers without these, so a record lettered again (after a replay) holds one set.
+LETTER_HEADERS = (*HEADERS, *TRUNCATION, STORED_HEADER)
 
 
 def carried(record_headers: Sequence[Header] | None) -> list[Header]:
     """The headers of a record a letter carries along, or those a letter carried: all
-    but the letter's own (HEADERS), so a record refused again holds one set (pure)."""
-    return [(k, v) for k, v in record_headers or () if k not in HEADERS]
+    but the letter's own (LETTER_HEADERS), so a record refused again holds one set (pure)."""
+    return [(k, v) for k, v in record_headers or () if k not in LETTER_HEADERS]
 
 
 def own_headers(message: Message, reason: str, job: str) -> list[Header]:

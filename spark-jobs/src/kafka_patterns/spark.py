@@ -389,7 +389,7 @@ def dead_letter(parsed: DataFrame, job: str, reason: Column | None = None) -> Co
               F.lit(job))
     letter = F.array(*[kafka_header(name, value) for name, value in zip(deadletters.HEADERS, values, strict=True)])
     carried = (F.filter(F.coalesce(F.col("source_headers"), F.array().cast(KAFKA_HEADERS)),
-                        lambda h: ~h["key"].isin(*deadletters.HEADERS))
+                        lambda h: ~h["key"].isin(*deadletters.LETTER_HEADERS))
                if "source_headers" in parsed.columns else F.array().cast(KAFKA_HEADERS))
     key, raw = F.col("key"), F.col("raw")
     size = (F.coalesce(F.octet_length(key), F.lit(0)) + F.coalesce(F.octet_length(raw), F.lit(0))
