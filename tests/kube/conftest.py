@@ -6,14 +6,16 @@ saying to run `make kube-up`."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+from schedules import SCHEDULES, set_suspended
 
 from helpers import ROOT
 
@@ -70,3 +72,37 @@ def kubectl(kubeconfig: Path) -> Kubectl:
         return proc
 
     return run
+
+
+# --- the schedules, paused for the tier ----------------------------------------------
+
+@pytest.fixture(scope="session", autouse=True)
+def schedules_paused() -> Iterator[list[tuple[str, str]]]:
+    """Every ScheduledSparkApplication that fires is suspended while the tier runs, then
+    set firing again. values-local.yaml fires batch-aggregate every minute, and one of
+    its runs (a driver and an executor JVM) was starting or running for most of the
+    tier, on the 2 cores its other tests share. The test of the schedule resumes it for
+    itself (test_spark_operator). Yields the (namespace, name) of those it suspended;
+    none when the cluster is down, whose tests fail on their own."""
+    if not ADMIN_KUBECONFIG.is_file():
+        yield []
+        return
+    base = [*kubectl_command(), "--kubeconfig", str(ADMIN_KUBECONFIG)]
+
+    def run(*args: str, check: bool = False) -> subprocess.CompletedProcess:
+        proc = subprocess.run([*base, *args], capture_output=True, text=True, timeout=120)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr.strip()}")
+        return proc
+
+    listed = run("get", SCHEDULES, "-A", "-o", "json")
+    firing = [] if listed.returncode != 0 else [
+        (s["metadata"]["namespace"], s["metadata"]["name"]) for s in json.loads(listed.stdout)["items"]
+        if not s["spec"].get("suspend")]
+    for namespace, name in firing:
+        set_suspended(run, namespace, name, True)
+    try:
+        yield firing
+    finally:
+        for namespace, name in firing:
+            set_suspended(run, namespace, name, False)

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
 import pytest
+from schedules import set_suspended
 
 from helpers import ROOT
 from kafka_patterns import generator, pg
@@ -122,8 +123,21 @@ def test_driver_and_executor_pods_run_on_the_kubelet(k8s, streaming_app):
         assert requests["cpu"] == "100m", requests
 
 
+@pytest.fixture
+def schedule_firing(kubectl, schedules_paused) -> Iterator[None]:
+    """The schedule under test firing (the tier pauses every schedule: conftest), for this test only."""
+    paused = (_namespace(), SCHEDULED) in schedules_paused
+    if paused:
+        set_suspended(kubectl, _namespace(), SCHEDULED, False)
+    try:
+        yield
+    finally:
+        if paused:
+            set_suspended(kubectl, _namespace(), SCHEDULED, True)
+
+
 @pytest.mark.timeout(1800)
-def test_the_scheduled_application_fires_on_its_schedule_and_its_runs_complete(k8s, cluster):
+def test_the_scheduled_application_fires_on_its_schedule_and_its_runs_complete(k8s, cluster, schedule_firing):
     scheduled = k8s.get("scheduledsparkapplication", SCHEDULED)
     schedule = scheduled["spec"]["schedule"]
     assert schedule == "@every 1m", f"values-local.yaml fires {SCHEDULED} every minute, found {schedule!r}"
