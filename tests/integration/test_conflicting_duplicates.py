@@ -37,22 +37,25 @@ def test_a_conflicting_version_is_dead_lettered_with_the_stored_one_and_a_copy_i
     run = runner.new_run()
     starting, letters_start = runner.end_offsets([topic]), runner.end_offsets([job.deadletter_topic])
     first, other, second = reading(run, 1, 20.0), reading(run, 1, 25.0), reading(run, 2, 21.0)
-    offsets: list[int] = []
+    written: list[tuple[int, int]] = []  # (partition, offset) of each
     producer = clients.producer()
     for value in (first, first, other, second):  # one key: one partition, in this order
-        producer.produce(topic, key=b"sensor-01", value=value, on_delivery=lambda err, m: offsets.append(
-            -1 if err else m.offset()))
+        producer.produce(topic, key=b"sensor-01", value=value, on_delivery=lambda err, m: written.append(
+            (-1, -1) if err else (m.partition(), m.offset())))
         producer.flush(TIMEOUT)
-    assert len(offsets) == 4 and -1 not in offsets, offsets
+    assert len(written) == 4 and (-1, -1) not in written, written
+    offsets = [offset for _, offset in written]
 
     runner.run_job(name, run, starting)
 
     stored = pg.query(f"SELECT seq, temperature, kafka_offset FROM {job.table} WHERE run = %s ORDER BY seq", (run,))
     assert stored == [(1, 20.0, offsets[0]), (2, 21.0, offsets[3])]
+    # Other tests letter conflicts of their own on the same topic: ours are the letters
+    # of the records this test wrote, named by partition and offset.
     ours = [m for m in runner.read_records(letters_start, runner.end_offsets([job.deadletter_topic]),
                                            timeout=TIMEOUT)
             if (h := dict(m.headers() or [])).get("source.topic") == topic.encode()
-            and int(h["source.offset"]) in offsets]
+            and (int(h["source.partition"]), int(h["source.offset"])) in written]
     assert len(ours) == 1, f"one letter, the other version's: {[dict(m.headers()) for m in ours]}"
     letter, headers = ours[0], {k: v.decode() for k, v in ours[0].headers()}
     assert headers["reason"] == deadletters.CONFLICTING_DUPLICATE
