@@ -9,6 +9,7 @@ KafkaUsers' ACLs allowing a job what it needs and refusing the rest."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from pathlib import Path
 
@@ -142,3 +143,29 @@ REFUSALS = {
 @pytest.mark.parametrize("case", REFUSALS)
 def test_a_job_pod_is_refused(probe, case):
     assert probe["refusals"][case] in REFUSALS[case], probe["refusals"][case]
+
+
+def test_the_harness_on_the_host_writes_and_reads_back_through_the_nodeport_listener(kafka, kubectl, monkeypatch):
+    """What the patterns against the in-cluster Kafka need first: the harness (here, on the
+    host) reaches every broker at its advertised node address over TLS with hostname
+    verification, as its KafkaUser."""
+    from confluent_kafka import TopicPartition
+    from strimzi_access import harness_env
+
+    from kafka_patterns import clients
+
+    for name, value in harness_env(kubectl, NAMESPACE, CLUSTER, ROOT / ".run" / "kube" / "strimzi-ca.crt").items():
+        monkeypatch.setenv(name, value)
+    topic, probe = "weather.readings", f"harness-probe-{time.time_ns()}".encode()
+    written: list = []
+    producer = clients.producer()
+    producer.produce(topic, key=probe, value=probe, on_delivery=lambda err, m: written.append(err or m))
+    assert producer.flush(60) == 0 and written and not isinstance(written[0], Exception), written
+    msg = written[0]
+    consumer = clients.probe()
+    try:
+        consumer.assign([TopicPartition(topic, msg.partition(), msg.offset())])
+        got = clients.wait_until(lambda: consumer.poll(1.0), timeout=60, what="the probe read back")
+        assert got.error() is None and got.value() == probe
+    finally:
+        consumer.close()

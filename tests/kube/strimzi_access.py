@@ -1,0 +1,36 @@
+"""The test harness on the host as a client of the in-cluster Kafka: through the nodeport
+listener of values-local-strimzi.yaml, as the catalogue's harness user, its password
+from the KafkaUser's Secret and the cluster CA from Strimzi's Secret. harness_env()
+returns the KAFKA_* environment that points kafka_patterns.clients there."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import yaml
+
+from helpers import ROOT
+
+VALUES = yaml.safe_load((ROOT / "helm" / "kafka-patterns" / "values-local-strimzi.yaml").read_text())
+LISTENER = VALUES["kafka"]["externalListener"]["configuration"]
+BOOTSTRAP = f"{LISTENER['bootstrap']['alternativeNames'][0]}:{LISTENER['bootstrap']['nodePort']}"
+HARNESS_USER = "harness"
+
+
+def secret_value(kubectl, namespace: str, name: str, key: str) -> bytes:
+    data = json.loads(kubectl("get", "-n", namespace, f"secret/{name}", "-o", "json", check=True).stdout)["data"]
+    return base64.b64decode(data[key])
+
+
+def harness_env(kubectl, namespace: str, cluster: str, ca_file: Path) -> dict[str, str]:
+    """The environment of a harness client of the in-cluster Kafka; writes the cluster CA
+    to `ca_file` (0600: the test run's own directory)."""
+    ca_file.parent.mkdir(parents=True, exist_ok=True)
+    ca_file.write_bytes(secret_value(kubectl, namespace, f"{cluster}-cluster-ca-cert", "ca.crt"))
+    ca_file.chmod(0o600)
+    password = secret_value(kubectl, namespace, HARNESS_USER, "password").decode()
+    return {"KAFKA_BOOTSTRAP_SERVERS": BOOTSTRAP, "KAFKA_CLIENT_SECURITY_PROTOCOL": "SASL_SSL",
+            "KAFKA_CLIENT_SASL_MECHANISM": "SCRAM-SHA-512", "KAFKA_CLIENT_SASL_USERNAME": HARNESS_USER,
+            "KAFKA_CLIENT_SASL_PASSWORD": password, "KAFKA_CLIENT_SSL_CA_LOCATION": str(ca_file)}
