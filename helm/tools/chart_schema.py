@@ -89,6 +89,14 @@ CHART_VALUES: dict[str, Any] = {
                       "topologyKey": STR, "envVarName": STR}, ["type"]),
         "listener": _obj({"name": {"type": "string", "pattern": "^[a-z0-9]{1,11}$"},
                           "port": {"type": "integer", "minimum": 9092}}, ["name", "port"]),
+        # For clients outside the cluster; `configuration` is Strimzi's listener
+        # configuration, which its CRD validates.
+        "externalListener": _obj({"enabled": {"type": "boolean"},
+                                  "name": {"type": "string", "pattern": "^[a-z0-9]{1,11}$"},
+                                  "port": {"type": "integer", "minimum": 9092},
+                                  "type": {"enum": ["nodeport", "loadbalancer", "route", "ingress"]},
+                                  "configuration": {"type": "object"},
+                                  "users": {"type": "array", "items": STR}}, ["enabled"]),
         "config": {"type": "object"},
         "entityOperator": _obj({"topicOperator": {"type": "object"}, "userOperator": {"type": "object"}}),
         "podDisruptionBudget": PDB,

@@ -54,7 +54,7 @@ def values_of(variant: str) -> dict[str, Any]:
 # variants that bring their own Kafka (kafka.external.enabled: Spark applications only).
 BYO_VARIANTS = [v for v in VARIANTS if values_of(v)["kafka"]["external"]["enabled"]]
 STRIMZI_VARIANTS = [v for v in VARIANTS if v not in BYO_VARIANTS]
-# What a variant runs besides Kafka (a release may run Kafka alone: values-local-strimzi).
+# What a variant runs besides Kafka (a release may run Kafka alone).
 SPARK_VARIANTS = [v for v in VARIANTS if values_of(v)["spark"]["enabled"]]
 CLIENT_VARIANTS = [v for v in VARIANTS if values_of(v)["clients"]["enabled"]]
 CONNECT_VARIANTS = [v for v in STRIMZI_VARIANTS if values_of(v)["connect"]["enabled"]]

@@ -4,7 +4,7 @@ settings, rack awareness, one TLS + SCRAM-SHA-512 listener, simple authorization
 from __future__ import annotations
 
 import pytest
-from manifests import COMBINED_POOL_VARIANTS, SEPARATE_POOL_VARIANTS, STRIMZI_VARIANTS, by_name, kinds, one
+from manifests import COMBINED_POOL_VARIANTS, SEPARATE_POOL_VARIANTS, STRIMZI_VARIANTS, by_name, kinds, one, values_of
 
 
 @pytest.mark.parametrize("variant", SEPARATE_POOL_VARIANTS)
@@ -58,9 +58,11 @@ def test_kafka_is_rack_aware(rendered, variant):
 def test_every_listener_is_tls_with_scram_sha_512(rendered, variant):
     spec = one(rendered[variant], "Kafka")["spec"]
     listeners = spec["kafka"]["listeners"]
-    assert listeners
+    external = values_of(variant)["kafka"]["externalListener"]
+    # The jobs' listener inside the cluster, and the one for outside clients where enabled.
+    expected = ["internal"] + ([external["type"]] if external["enabled"] else [])
+    assert [listener["type"] for listener in listeners] == expected
     for listener in listeners:
-        assert listener["type"] == "internal"
         assert listener["tls"] is True
         assert listener["authentication"] == {"type": "scram-sha-512"}
     assert spec["kafka"]["authorization"] == {"type": "simple"}

@@ -3,12 +3,16 @@ with the same lost / duplicated / reordered accounting as the local tier: one-to
 and exactly-once as the deployed streaming applications (the latter with its driver
 pod deleted mid-stream), batch as one-shot runs of the scheduled application's spec,
 the work queue as the deployed client job's Deployment (a member pod deleted
-mid-stream)."""
+mid-stream). These run in the bring-your-own release (the host's Kafka); one-to-one also
+runs in the Strimzi-mode release, against the Kafka the operator reconciled, as its
+KafkaUser, the harness on the host reaching that Kafka through its nodeport listener."""
 
 from __future__ import annotations
 
 import pytest
+from strimzi_access import NAMESPACE, harness_env
 
+from helpers import ROOT
 from kafka_patterns import kube, kube_scenarios
 from kafka_patterns.scenarios import batch
 
@@ -29,8 +33,24 @@ def report(outcome) -> None:
           f"{outcome.verdict} {outcome.seconds:.0f}s {'; '.join(outcome.notes)}")
 
 
+@pytest.fixture(params=["host-kafka", "in-cluster-kafka"])
+def one_to_one_release(request, deployed, kubectl, monkeypatch) -> str:
+    """The release whose one-to-one application is measured: the bring-your-own one's on
+    the host's Kafka, or the Strimzi-mode one's on the Kafka the operator reconciled, with
+    the harness and the kube helpers pointed at it (its namespace; its Kafka through the
+    nodeport listener, as the harness KafkaUser)."""
+    if request.param == "in-cluster-kafka":
+        for name, value in harness_env(kubectl, ROOT / ".run" / "kube" / "strimzi-ca.crt").items():
+            monkeypatch.setenv(name, value)
+    cl = kube.connect()
+    assert cl.namespace == (NAMESPACE if request.param == "in-cluster-kafka" else kube.DEFAULT_NAMESPACE)
+    state = kube.wait_for_state(cl, kube.k8s_name("one-to-one"), {"RUNNING"}, timeout=600)
+    assert state == "RUNNING", f"SparkApplication one-to-one in {cl.namespace} is {state}: `make deploy STACK=local`"
+    return request.param
+
+
 @pytest.mark.slow
-def test_one_to_one_streaming_application_delivers_every_reading_once_in_per_key_order(deployed):
+def test_one_to_one_streaming_application_delivers_every_reading_once_in_per_key_order(one_to_one_release):
     outcome = kube_scenarios.streaming("one-to-one", records=2_000, order="per-key")
     report(outcome)
     d = outcome.delivery

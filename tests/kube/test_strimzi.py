@@ -16,14 +16,13 @@ from pathlib import Path
 import pytest
 import yaml
 from probe_pod import run_probe
+from strimzi_access import CLUSTER, NAMESPACE, harness_env
 
 from helpers import ROOT
 
-NAMESPACE = "kafka-patterns-strimzi"
 OPERATOR_NAMESPACE = "kafka-patterns-operators"
 CATALOGUE = yaml.safe_load((ROOT / "spark-jobs" / "catalogue.yaml").read_text())
 VERSIONS = yaml.safe_load((ROOT / "ansible" / "versions.yml").read_text())
-CLUSTER = CATALOGUE["cluster"]["name"]
 VALUES = yaml.safe_load((ROOT / "helm" / "kafka-patterns" / "values-local-strimzi.yaml").read_text())
 STRIMZI_IMAGES = "docker.io/kafka-patterns"
 # The probe's job: what one-to-one may and may not do (catalogue: it reads weather.readings
@@ -150,11 +149,10 @@ def test_the_harness_on_the_host_writes_and_reads_back_through_the_nodeport_list
     host) reaches every broker at its advertised node address over TLS with hostname
     verification, as its KafkaUser."""
     from confluent_kafka import TopicPartition
-    from strimzi_access import harness_env
 
     from kafka_patterns import clients
 
-    for name, value in harness_env(kubectl, NAMESPACE, CLUSTER, ROOT / ".run" / "kube" / "strimzi-ca.crt").items():
+    for name, value in harness_env(kubectl, ROOT / ".run" / "kube" / "strimzi-ca.crt").items():
         monkeypatch.setenv(name, value)
     topic, probe = "weather.readings", f"harness-probe-{time.time_ns()}".encode()
     written: list = []

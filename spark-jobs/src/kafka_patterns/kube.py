@@ -47,15 +47,25 @@ def k8s_name(name: str) -> str:
     return name.lower().replace(".", "-").replace("_", "-")
 
 
-@cache
+def namespace() -> str:
+    return os.environ.get("KP_NAMESPACE", DEFAULT_NAMESPACE)
+
+
 def connect() -> Cluster:
+    """The cluster's API clients in the namespace of $KP_NAMESPACE at the time of the call
+    (a test may point the helpers at another release)."""
+    return _connect(namespace())
+
+
+@cache
+def _connect(namespace: str) -> Cluster:
     from kubernetes import client, config
 
     path = os.environ.get("KUBECONFIG") or str(LOCAL_KUBECONFIG)
     if not Path(path).is_file():
         raise KubeError(f"no kubeconfig at {path}: run `make kube-up` (or set KUBECONFIG)")
     api = config.new_client_from_config(config_file=path)
-    return Cluster(os.environ.get("KP_NAMESPACE", DEFAULT_NAMESPACE), client.CustomObjectsApi(api),
+    return Cluster(namespace, client.CustomObjectsApi(api),
                    client.CoreV1Api(api), client.AppsV1Api(api), client.BatchV1Api(api))
 
 

@@ -38,7 +38,7 @@ def streaming(job: str, records: int = 3_000, rate: float = 150, order: Order = 
     driver_kills its driver pod is deleted that many times mid-stream."""
     topic, table = base.input_topics(job)[0], base.output_table(job)
     run_id = base.new_run()
-    key = f"{job} on kubernetes" + (f", driver deleted x{driver_kills}" if driver_kills else "")
+    key = f"{job} on kubernetes ({kube.namespace()})" + (f", driver deleted x{driver_kills}" if driver_kills else "")
     base.progress(f"{key}: producing {records} readings to {topic} at {rate:.0f}/s")
     # The readings go out in driver_kills + 1 chunks; the k-th deletion lands while
     # chunk k is still arriving, so later chunks are not even produced yet: every
