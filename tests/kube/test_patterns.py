@@ -3,9 +3,10 @@ with the same lost / duplicated / reordered accounting as the local tier: one-to
 and exactly-once as the deployed streaming applications (the latter with its driver
 pod deleted mid-stream), batch as one-shot runs of the scheduled application's spec,
 the work queue as the deployed client job's Deployment (a member pod deleted
-mid-stream). These run in the bring-your-own release (the host's Kafka); one-to-one also
-runs in the Strimzi-mode release, against the Kafka the operator reconciled, as its
-KafkaUser, the harness on the host reaching that Kafka through its nodeport listener."""
+mid-stream). They run against the Kafka the Strimzi operator reconciled (the Strimzi-mode
+release), each job as its KafkaUser, the harness on the host reaching that Kafka through
+its nodeport listener as the harness KafkaUser; one-to-one also runs on the host's Kafka
+(the bring-your-own release)."""
 
 from __future__ import annotations
 
@@ -17,14 +18,21 @@ from kafka_patterns import kube, kube_scenarios
 from kafka_patterns.scenarios import batch
 
 
-@pytest.fixture(scope="module")
-def deployed(cluster):
-    """The streaming applications the scenarios measure are RUNNING."""
+def running(job: str) -> kube.Cluster:
+    """The job's streaming application is RUNNING in the namespace the helpers point at."""
     cl = kube.connect()
-    for job in ("one-to-one", "exactly-once"):
-        state = kube.wait_for_state(cl, kube.k8s_name(job), {"RUNNING"}, timeout=600)
-        assert state == "RUNNING", f"SparkApplication {job} is {state}: run `make deploy STACK=local`"
+    state = kube.wait_for_state(cl, kube.k8s_name(job), {"RUNNING"}, timeout=600)
+    assert state == "RUNNING", f"SparkApplication {job} in {cl.namespace} is {state}: run `make deploy STACK=local`"
     return cl
+
+
+@pytest.fixture
+def in_cluster_kafka(cluster, kubectl, monkeypatch) -> None:
+    """The harness and the kube helpers pointed at the Strimzi-mode release: its namespace,
+    its Kafka through the nodeport listener as the harness KafkaUser."""
+    for name, value in harness_env(kubectl, ROOT / ".run" / "kube" / "strimzi-ca.crt").items():
+        monkeypatch.setenv(name, value)
+    assert kube.connect().namespace == NAMESPACE
 
 
 def report(outcome) -> None:
@@ -34,23 +42,17 @@ def report(outcome) -> None:
 
 
 @pytest.fixture(params=["host-kafka", "in-cluster-kafka"])
-def one_to_one_release(request, deployed, kubectl, monkeypatch) -> str:
-    """The release whose one-to-one application is measured: the bring-your-own one's on
-    the host's Kafka, or the Strimzi-mode one's on the Kafka the operator reconciled, with
-    the harness and the kube helpers pointed at it (its namespace; its Kafka through the
-    nodeport listener, as the harness KafkaUser)."""
+def kafka_of(request, cluster) -> str:
+    """The Kafka a test runs on: the host's (the bring-your-own release) or the one the
+    Strimzi operator reconciled (the Strimzi-mode release)."""
     if request.param == "in-cluster-kafka":
-        for name, value in harness_env(kubectl, ROOT / ".run" / "kube" / "strimzi-ca.crt").items():
-            monkeypatch.setenv(name, value)
-    cl = kube.connect()
-    assert cl.namespace == (NAMESPACE if request.param == "in-cluster-kafka" else kube.DEFAULT_NAMESPACE)
-    state = kube.wait_for_state(cl, kube.k8s_name("one-to-one"), {"RUNNING"}, timeout=600)
-    assert state == "RUNNING", f"SparkApplication one-to-one in {cl.namespace} is {state}: `make deploy STACK=local`"
+        request.getfixturevalue("in_cluster_kafka")
     return request.param
 
 
 @pytest.mark.slow
-def test_one_to_one_streaming_application_delivers_every_reading_once_in_per_key_order(one_to_one_release):
+def test_one_to_one_streaming_application_delivers_every_reading_once_in_per_key_order(kafka_of):
+    running("one-to-one")
     outcome = kube_scenarios.streaming("one-to-one", records=2_000, order="per-key")
     report(outcome)
     d = outcome.delivery
@@ -59,7 +61,8 @@ def test_one_to_one_streaming_application_delivers_every_reading_once_in_per_key
 
 
 @pytest.mark.slow
-def test_exactly_once_streaming_application_survives_driver_deletion_without_loss_or_duplicates(deployed):
+def test_exactly_once_streaming_application_survives_driver_deletion_without_loss_or_duplicates(in_cluster_kafka):
+    running("exactly-once")
     # 40 readings/s for 75 s: the deletions land while the run's readings still arrive.
     outcome = kube_scenarios.streaming("exactly-once", records=3_000, rate=40, order="none", driver_kills=2)
     report(outcome)
@@ -70,7 +73,7 @@ def test_exactly_once_streaming_application_survives_driver_deletion_without_los
 
 
 @pytest.mark.slow
-def test_batch_runs_as_spark_applications_aggregate_every_reading_once(deployed, monkeypatch):
+def test_batch_runs_as_spark_applications_aggregate_every_reading_once(in_cluster_kafka, monkeypatch):
     monkeypatch.setenv("KP_JOB_RUNNER", "kubernetes")
     outcome = batch.run(records=2_000, more=1_000)
     report(outcome)
@@ -80,9 +83,9 @@ def test_batch_runs_as_spark_applications_aggregate_every_reading_once(deployed,
     assert all(outcome.checks.values()), outcome.checks
 
 
-@pytest.fixture(scope="module")
-def work_queue_members(cluster) -> list[str]:
-    """The work-queue Deployment's pods, all ready (values-local.yaml: two)."""
+@pytest.fixture
+def work_queue_members(in_cluster_kafka) -> list[str]:
+    """The work-queue Deployment's pods, all ready (values-local-strimzi.yaml: two)."""
     return kube.wait_for_deployment("work-queue", timeout=600)
 
 

@@ -105,22 +105,19 @@ def streaming_app(k8s, cluster) -> str:
 
 def test_driver_and_executor_pods_run_on_the_kubelet(k8s, streaming_app):
     nodes = k8s.node_names()
-    for app in (STREAMING, "exactly-once"):
-        wait_for(f"{app} RUNNING with a running driver", lambda a=app: k8s.running_driver(a), 600,
-                 explain=lambda a=app: k8s.describe(a))
-        driver = k8s.running_driver(app)
-        assert driver["spec"]["nodeName"] in nodes
-        assert all(c["ready"] for c in driver["status"]["containerStatuses"]), driver["status"]
-        # The image `make image` built, imported into containerd (pullPolicy Never).
-        assert "kafka-patterns-spark:" in driver["spec"]["containers"][0]["image"]
-        executors = wait_for(f"{app}'s executor pods to run",
-                             lambda a=app: [p for p in k8s.pods(a, "executor")
-                                            if p["status"].get("phase") == "Running"],
-                             300, explain=lambda a=app: k8s.describe(a))
-        assert all(p["spec"]["nodeName"] in nodes for p in executors)
-        # A tenth of a core requested (values-local.yaml): the 2-core node fits them all.
-        requests = driver["spec"]["containers"][0]["resources"]["requests"]
-        assert requests["cpu"] == "100m", requests
+    driver = k8s.running_driver(streaming_app)
+    assert driver["spec"]["nodeName"] in nodes
+    assert all(c["ready"] for c in driver["status"]["containerStatuses"]), driver["status"]
+    # The image `make image` built, imported into containerd (pullPolicy Never).
+    assert "kafka-patterns-spark:" in driver["spec"]["containers"][0]["image"]
+    executors = wait_for(f"{streaming_app}'s executor pods to run",
+                         lambda: [p for p in k8s.pods(streaming_app, "executor")
+                                  if p["status"].get("phase") == "Running"],
+                         300, explain=lambda: k8s.describe(streaming_app))
+    assert all(p["spec"]["nodeName"] in nodes for p in executors)
+    # A tenth of a core requested (values-local.yaml): the 2-core node fits them all.
+    requests = driver["spec"]["containers"][0]["resources"]["requests"]
+    assert requests["cpu"] == "100m", requests
 
 
 @pytest.fixture

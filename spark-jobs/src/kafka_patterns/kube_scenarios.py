@@ -86,7 +86,7 @@ def work_queue(records: int = 3_000, rate: float = 100, timeout: float = 600) ->
     job = "work-queue"
     topic, table = base.input_topics(job)[0], base.output_table(job)
     group = job  # the Deployment's: a client job's group defaults to its name
-    key = f"{job} on kubernetes, a member pod deleted"
+    key = f"{job} on kubernetes ({kube.namespace()}), a member pod deleted"
     members = kube.wait_for_deployment(job, timeout)
     partitions = sorted(base.end_offsets([topic])[topic])
 

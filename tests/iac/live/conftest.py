@@ -66,7 +66,8 @@ def live(cat) -> Live:
                         + found.stderr.strip())
     include = values["spark"]["jobs"]["include"]
     schedules = values["spark"]["scheduled"]["schedules"]
-    jobs = [j for j in cat["jobs"] if j["engine"] == "spark" and (not include or j["name"] in include)]
+    jobs = [j for j in cat["jobs"] if j["engine"] == "spark" and values["spark"]["enabled"]
+            and (not include or j["name"] in include)]
     clients = values["clients"]["jobs"]["include"]
     return Live(stack=stack, namespace=namespace,
                 operator_namespace=os.environ.get("KP_LIVE_OPERATOR_NAMESPACE") or kube_stack.operator_namespace(stack),
@@ -74,7 +75,7 @@ def live(cat) -> Live:
                 kafka_external=external,
                 streaming_jobs=[j["name"] for j in jobs if not (j.get("schedule") or j["name"] in schedules)],
                 scheduled_jobs=[j["name"] for j in jobs if j.get("schedule") or j["name"] in schedules],
-                client_jobs=[j["name"] for j in cat["jobs"] if j["engine"] == "client"
+                client_jobs=[j["name"] for j in cat["jobs"] if j["engine"] == "client" and values["clients"]["enabled"]
                              and (not clients or j["name"] in clients)],
                 kubectl=kubectl, env=env)
 
