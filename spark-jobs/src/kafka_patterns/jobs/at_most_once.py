@@ -50,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         consumer.commit(asynchronous=False)  # at-most-once: the position is committed first
         commits += 1
         if commits == crash_after:
-            os._exit(137)
+            from kafka_patterns.services import CRASH_EXIT_CODE  # test-only: imported when used
+
+            os._exit(CRASH_EXIT_CODE)
         if args.work_seconds:
             time.sleep(args.work_seconds)  # the batch's "processing": committed, not yet written
         good, bad = rows(msgs, check)

@@ -164,8 +164,10 @@ def crash_before_commit_if_asked(ledger_key: str) -> None:
     """Fault injection for the tests: with KP_CRASH_BEFORE_COMMIT=1 the process dies
     (os._exit, no cleanup) after writing its aggregates and ranges, before the commit."""
     if os.environ.get("KP_CRASH_BEFORE_COMMIT") == "1":
+        from kafka_patterns.services import CRASH_EXIT_CODE  # test-only: imported when used
+
         log.warning("%s: KP_CRASH_BEFORE_COMMIT: crashing before the commit", ledger_key)
-        os._exit(137)
+        os._exit(CRASH_EXIT_CODE)
 
 
 def main(argv: list[str] | None = None) -> int:
