@@ -136,7 +136,9 @@ def test_every_client_job_has_exactly_one_runtime(rendered, cat, variant):
 
 def test_values_yaml_runs_every_client_job_and_the_local_cluster_a_work_queue_of_two(rendered, cat):
     assert values_of("default")["clients"]["jobs"]["include"] == []
-    local = by_job(rendered["local"])
+    # On the local Kubernetes the client job runs on the in-cluster Kafka.
+    assert not by_job(rendered["local"])
+    local = by_job(rendered["local-strimzi"])
     assert sorted(local) == ["work-queue"]
     assert local["work-queue"]["kind"] == "Deployment" and local["work-queue"]["spec"]["replicas"] == 2
     # The 2-core node: a fraction of a core per pod.
@@ -309,6 +311,7 @@ def test_no_object_holds_a_password(rendered, variant):
 def test_every_client_runtime_is_schema_checked(rendered):
     # test_schemas validates every built-in object: the client runtimes are among them.
     assert {o["apiVersion"] for o in rendered["default"] if o["kind"] in RUNTIME_KINDS} == {"apps/v1", "batch/v1"}
-    # The local stack's client job (the canary and the lag exporter run beside it).
-    jobs = [d for d in kinds(rendered["local"], "Deployment") if "kafka-patterns/job" in d["metadata"]["labels"]]
+    # The local stack's client job, in its Strimzi-mode release (the canary runs beside it).
+    jobs = [d for d in kinds(rendered["local-strimzi"], "Deployment")
+            if "kafka-patterns/job" in d["metadata"]["labels"]]
     assert [d["metadata"]["name"] for d in jobs] == ["work-queue"]
