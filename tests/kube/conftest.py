@@ -16,8 +16,11 @@ from pathlib import Path
 import pytest
 import yaml
 from schedules import SCHEDULES, set_suspended
+from strimzi_access import NAMESPACE as STRIMZI_NAMESPACE
+from strimzi_access import harness_env
 
 from helpers import ROOT
+from kafka_patterns import kube
 
 KUBE_DIR = ROOT / ".run" / "kube"
 ADMIN_KUBECONFIG = KUBE_DIR / "admin.kubeconfig"
@@ -106,3 +109,12 @@ def schedules_paused() -> Iterator[list[tuple[str, str]]]:
     finally:
         for namespace, name in firing:
             set_suspended(run, namespace, name, False)
+
+
+@pytest.fixture
+def in_cluster_kafka(kubectl: Kubectl, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness and the kube helpers pointed at the Strimzi-mode release: its namespace,
+    its Kafka through the nodeport listener as the harness KafkaUser."""
+    for name, value in harness_env(kubectl).items():
+        monkeypatch.setenv(name, value)
+    assert kube.connect().namespace == STRIMZI_NAMESPACE

@@ -20,6 +20,8 @@ VALUES = yaml.safe_load((ROOT / "helm" / "kafka-patterns" / "values-local-strimz
 LISTENER = VALUES["kafka"]["externalListener"]["configuration"]
 BOOTSTRAP = f"{LISTENER['bootstrap']['alternativeNames'][0]}:{LISTENER['bootstrap']['nodePort']}"
 HARNESS_USER = "harness"
+# Where the harness keeps the cluster CA it reads from Strimzi's Secret.
+CA_FILE = ROOT / ".run" / "kube" / "strimzi-ca.crt"
 
 
 def secret_value(kubectl, namespace: str, name: str, key: str) -> bytes:
@@ -27,7 +29,7 @@ def secret_value(kubectl, namespace: str, name: str, key: str) -> bytes:
     return base64.b64decode(data[key])
 
 
-def harness_env(kubectl, ca_file: Path) -> dict[str, str]:
+def harness_env(kubectl, ca_file: Path = CA_FILE) -> dict[str, str]:
     """The environment of a harness client of the in-cluster Kafka, and of the kube helpers
     in its release's namespace; writes the cluster CA to `ca_file` (0600)."""
     ca_file.parent.mkdir(parents=True, exist_ok=True)

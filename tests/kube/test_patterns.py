@@ -11,9 +11,7 @@ its nodeport listener as the harness KafkaUser; one-to-one also runs on the host
 from __future__ import annotations
 
 import pytest
-from strimzi_access import NAMESPACE, harness_env
 
-from helpers import ROOT
 from kafka_patterns import kube, kube_scenarios
 from kafka_patterns.scenarios import batch
 
@@ -24,15 +22,6 @@ def running(job: str) -> kube.Cluster:
     state = kube.wait_for_state(cl, kube.k8s_name(job), {"RUNNING"}, timeout=600)
     assert state == "RUNNING", f"SparkApplication {job} in {cl.namespace} is {state}: run `make deploy STACK=local`"
     return cl
-
-
-@pytest.fixture
-def in_cluster_kafka(cluster, kubectl, monkeypatch) -> None:
-    """The harness and the kube helpers pointed at the Strimzi-mode release: its namespace,
-    its Kafka through the nodeport listener as the harness KafkaUser."""
-    for name, value in harness_env(kubectl, ROOT / ".run" / "kube" / "strimzi-ca.crt").items():
-        monkeypatch.setenv(name, value)
-    assert kube.connect().namespace == NAMESPACE
 
 
 def report(outcome) -> None:
@@ -61,7 +50,8 @@ def test_one_to_one_streaming_application_delivers_every_reading_once_in_per_key
 
 
 @pytest.mark.slow
-def test_exactly_once_streaming_application_survives_driver_deletion_without_loss_or_duplicates(in_cluster_kafka):
+def test_exactly_once_streaming_application_survives_driver_deletion_without_loss_or_duplicates(cluster,
+                                                                                               in_cluster_kafka):
     running("exactly-once")
     # 40 readings/s for 75 s: the deletions land while the run's readings still arrive.
     outcome = kube_scenarios.streaming("exactly-once", records=3_000, rate=40, order="none", driver_kills=2)
@@ -73,7 +63,7 @@ def test_exactly_once_streaming_application_survives_driver_deletion_without_los
 
 
 @pytest.mark.slow
-def test_batch_runs_as_spark_applications_aggregate_every_reading_once(in_cluster_kafka, monkeypatch):
+def test_batch_runs_as_spark_applications_aggregate_every_reading_once(cluster, in_cluster_kafka, monkeypatch):
     monkeypatch.setenv("KP_JOB_RUNNER", "kubernetes")
     outcome = batch.run(records=2_000, more=1_000)
     report(outcome)
@@ -84,7 +74,7 @@ def test_batch_runs_as_spark_applications_aggregate_every_reading_once(in_cluste
 
 
 @pytest.fixture
-def work_queue_members(in_cluster_kafka) -> list[str]:
+def work_queue_members(cluster, in_cluster_kafka) -> list[str]:
     """The work-queue Deployment's pods, all ready (values-local-strimzi.yaml: two)."""
     return kube.wait_for_deployment("work-queue", timeout=600)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from probe_pod import run_probe
-from strimzi_access import CLUSTER, NAMESPACE, harness_env
+from strimzi_access import CLUSTER, NAMESPACE
 
 from helpers import ROOT
 
@@ -144,7 +144,7 @@ def test_a_job_pod_is_refused(probe, case):
     assert probe["refusals"][case] in REFUSALS[case], probe["refusals"][case]
 
 
-def test_the_harness_on_the_host_writes_and_reads_back_through_the_nodeport_listener(kafka, kubectl, monkeypatch):
+def test_the_harness_on_the_host_writes_and_reads_back_through_the_nodeport_listener(kafka, in_cluster_kafka):
     """What the patterns against the in-cluster Kafka need first: the harness (here, on the
     host) reaches every broker at its advertised node address over TLS with hostname
     verification, as its KafkaUser."""
@@ -152,8 +152,6 @@ def test_the_harness_on_the_host_writes_and_reads_back_through_the_nodeport_list
 
     from kafka_patterns import clients
 
-    for name, value in harness_env(kubectl, ROOT / ".run" / "kube" / "strimzi-ca.crt").items():
-        monkeypatch.setenv(name, value)
     topic, probe = "weather.readings", f"harness-probe-{time.time_ns()}".encode()
     written: list = []
     producer = clients.producer()
