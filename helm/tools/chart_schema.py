@@ -108,6 +108,8 @@ CHART_VALUES: dict[str, Any] = {
         "resources": RESOURCES,
         "image": STR,
         "build": _obj({"image": {"type": "string", "minLength": 1}, "pushSecret": STR}, ["image"]),
+        "connectorConfig": {"type": "object", "additionalProperties": {
+            "type": "object", "additionalProperties": {"type": ["string", "integer", "boolean"]}}},
         "podDisruptionBudget": PDB,
         "topologySpread": SPREAD,
     }),

@@ -96,6 +96,8 @@ def test_core_requests_go_to_the_driver_and_the_executors(helm):
     (["spark.scheduled.schedules.one-to-one=@every 1m"],
      "spark.scheduled.schedules: one-to-one is not a scheduled catalogue Spark job"),
     (["spark.driver.coreRequest=lots"], "coreRequest"),
+    (["connect.connectorConfig.stations-cdc.slot\\.name=x"],
+     "connect.connectorConfig: stations-cdc is not a catalogue connector (those are: stations-source, stations-sink)"),
 ])
 def test_a_bad_value_fails_the_render_naming_it(helm, sets, message):
     proc = template(helm, *sets)

@@ -105,8 +105,26 @@ def test_kafka_connect_uses_connector_resources_and_builds_the_pinned_debezium(r
 
 
 def connectors_of(variant: str, cat: dict) -> list[dict]:
-    """The catalogue's connectors, unless the variant's values replace the list."""
-    return values_of(variant).get("connectors", cat["connectors"])
+    """The catalogue's connectors (unless the variant's values replace the list), each
+    with the variant's connect.connectorConfig over its config."""
+    values = values_of(variant)
+    overrides = values.get("connect", {}).get("connectorConfig", {})
+    return [{**c, "config": {**c["config"], **overrides.get(c["name"], {})}}
+            for c in values.get("connectors", cat["connectors"])]
+
+
+def test_the_strimzi_release_has_a_slot_a_publication_and_a_replica_of_its_own(rendered, cat):
+    """Two releases' Debezium sources on one PostgreSQL must not share a slot (each would
+    consume the other's changes), nor should their sinks write one table."""
+    mine = {kc["metadata"]["name"]: kc["spec"]["config"] for kc in kinds(rendered["local-strimzi"], "KafkaConnector")}
+    theirs = {c["name"]: c["config"] for c in cat["connectors"]}
+    assert mine.keys() == theirs.keys()
+    for name, config in mine.items():
+        if "slot.name" in theirs[name]:  # a source; the host's publication is Debezium's default
+            assert config["slot.name"] != theirs[name]["slot.name"], name
+            assert config["publication.name"] != theirs[name].get("publication.name", "dbz_publication"), name
+        if "table.name.format" in theirs[name]:  # a sink
+            assert config["table.name.format"] != theirs[name]["table.name.format"], name
 
 
 @pytest.mark.parametrize("variant", CONNECT_VARIANTS)

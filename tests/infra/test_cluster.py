@@ -98,6 +98,8 @@ def test_postgresql_is_ready_for_cdc(cluster):
         assert conn.execute("SHOW wal_level").fetchone()[0] == "logical"
         assert conn.execute("SELECT rolreplication FROM pg_roles WHERE rolname = 'cdc'").fetchone() == (True,)
         assert int(conn.execute("SHOW max_replication_slots").fetchone()[0]) >= 1
+        # An abandoned slot (a stopped Kubernetes' Connect) cannot hold WAL back without bound.
+        assert conn.execute("SHOW max_slot_wal_keep_size").fetchone()[0] == "1GB"
 
 
 def test_no_service_is_held_to_fewer_cpus_than_the_tests_may_use():

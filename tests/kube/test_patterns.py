@@ -3,10 +3,11 @@ with the same lost / duplicated / reordered accounting as the local tier: one-to
 and exactly-once as the deployed streaming applications (the latter with its driver
 pod deleted mid-stream), batch as one-shot runs of the scheduled application's spec,
 the work queue as the deployed client job's Deployment (a member pod deleted
-mid-stream). They run against the Kafka the Strimzi operator reconciled (the Strimzi-mode
-release), each job as its KafkaUser, the harness on the host reaching that Kafka through
-its nodeport listener as the harness KafkaUser; one-to-one also runs on the host's Kafka
-(the bring-your-own release)."""
+mid-stream), CDC as the deployed pipeline (the release's Debezium connectors around its
+cdc-transform application, on the host's PostgreSQL). They run against the Kafka the
+Strimzi operator reconciled (the Strimzi-mode release), each job as its KafkaUser, the
+harness on the host reaching that Kafka through its nodeport listener as the harness
+KafkaUser; one-to-one also runs on the host's Kafka (the bring-your-own release)."""
 
 from __future__ import annotations
 
@@ -70,6 +71,20 @@ def test_batch_runs_as_spark_applications_aggregate_every_reading_once(cluster, 
     d = outcome.delivery
     assert d.acked == 3_000
     assert (d.lost, d.duplicated) == (0, 0), outcome.failures()
+    assert all(outcome.checks.values()), outcome.checks
+
+
+@pytest.mark.slow
+def test_cdc_pipeline_applies_every_change_to_the_release_replica(cluster, in_cluster_kafka):
+    running("cdc-transform")
+    outcome = kube_scenarios.cdc_pipeline(rows=200, updates=60, deletes=40)
+    report(outcome)
+    d = outcome.delivery
+    # The replica holds every surviving row of the run, transformed, and none deleted;
+    # duplicates (events transformed twice) are its promise's to count, the upserts absorb them.
+    assert d.acked == 200 - 40
+    assert (d.lost, d.unacked) == (0, 0), outcome.failures()
+    assert not outcome.failures(), outcome.failures()
     assert all(outcome.checks.values()), outcome.checks
 
 

@@ -3,7 +3,8 @@ Kafka images `make image` built from Strimzi's source archive, the operator inst
 Strimzi's own Helm chart, and the chart's Strimzi-mode release (values-local-strimzi.yaml,
 namespace kafka-patterns-strimzi) that `make deploy STACK=local` installs beside the
 bring-your-own one: the Kafka CR and its node pool Ready in KRaft, every catalogue topic
-and user reconciled, Kafka Connect Ready with the Debezium plugins, and, from a pod, the
+and user reconciled, Kafka Connect Ready with the Debezium plugins and the CDC connectors
+running on a replication slot of their own, and, from a pod, the
 KafkaUsers' ACLs allowing a job what it needs and refusing the rest."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from probe_pod import run_probe
 from strimzi_access import CLUSTER, NAMESPACE
 
 from helpers import ROOT
+from kafka_patterns import pg
 
 OPERATOR_NAMESPACE = "kafka-patterns-operators"
 CATALOGUE = yaml.safe_load((ROOT / "spark-jobs" / "catalogue.yaml").read_text())
@@ -102,6 +104,22 @@ def test_kafka_connect_is_ready_on_the_image_built_here_with_the_debezium_plugin
     plugins = {p["class"]: p["version"] for p in connect["status"]["connectorPlugins"]}
     assert plugins.get("io.debezium.connector.postgresql.PostgresConnector") == VERSIONS["debezium_version"]
     assert plugins.get("io.debezium.connector.jdbc.JdbcSinkConnector") == VERSIONS["debezium_jdbc_version"]
+
+
+def test_the_cdc_connectors_run_with_a_replication_slot_of_their_own(kafka, kubectl):
+    names = [c["name"] for c in CATALOGUE["connectors"]]
+    kubectl("wait", "-n", NAMESPACE, *[f"kafkaconnector/{n}" for n in names], "--for=condition=Ready",
+            "--timeout=300s", timeout=320)
+    for name in names:
+        status = get(kubectl, "-n", NAMESPACE, f"kafkaconnector/{name}")["status"]["connectorStatus"]
+        assert status["connector"]["state"] == "RUNNING", (name, status)
+        assert [t["state"] for t in status["tasks"]] == ["RUNNING"], (name, status)
+    # On the host's PostgreSQL, beside the host Connect's slot, and streaming to this one.
+    source = VALUES["connect"]["connectorConfig"]["stations-source"]
+    slots = dict(pg.query("SELECT slot_name, active FROM pg_replication_slots WHERE plugin = 'pgoutput'"))
+    assert slots.get(source["slot.name"]) is True, slots
+    publications = {r[0] for r in pg.query("SELECT pubname FROM pg_publication")}
+    assert source["publication.name"] in publications, publications
 
 
 @pytest.fixture(scope="module")

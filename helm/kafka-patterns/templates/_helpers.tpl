@@ -22,6 +22,25 @@ Names and labels shared by every template.
 {{- printf "%s-connect" (include "kp.cluster" .) -}}
 {{- end -}}
 
+{{/* The catalogue's connectors as this release runs them, as a JSON list: each one's
+     config with connect.connectorConfig's settings for it over the catalogue's (a
+     second release on one PostgreSQL needs a slot and a publication of its own). An
+     override naming no catalogue connector fails the render, naming them. */}}
+{{- define "kp.connectors" -}}
+{{- $overrides := .Values.connect.connectorConfig | default dict -}}
+{{- $names := list -}}
+{{- range .Values.connectors | default list }}{{ $names = append $names .name }}{{ end -}}
+{{- include "kp.onlyJobs" (dict "map" $overrides "names" $names "key" "connect.connectorConfig"
+                                "what" "a catalogue connector") -}}
+{{- $out := list -}}
+{{- range .Values.connectors | default list -}}
+{{- $c := deepCopy . -}}
+{{- $_ := set $c "config" (mergeOverwrite (deepCopy .config) (deepCopy (index $overrides .name | default dict))) -}}
+{{- $out = append $out $c -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
 {{/* "true" in bring-your-own-Kafka mode (kafka.external.enabled): no Strimzi object
      is rendered, the jobs use kafka.external's bootstrap, CA and SASL mechanism. */}}
 {{- define "kp.external" -}}
@@ -102,7 +121,7 @@ SCRAM-SHA-512
 {{- toJson $out -}}
 {{- end -}}
 
-{{/* Fails the render when a key of a per-job values map is not one of `names`.
+{{/* Fails the render when a key of a per-name values map (jobs, connectors) is not one of `names`.
      Args: dict "map" <dict> "names" <list> "key" <values key> "what" <what the names are>. */}}
 {{- define "kp.onlyJobs" -}}
 {{- range $name, $_ := .map -}}

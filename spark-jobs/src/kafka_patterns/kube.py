@@ -1,7 +1,8 @@
 """Catalogue jobs as `make deploy` installed them, seen from outside the cluster: run a
 Spark job once with a scenario's arguments, find and delete a streaming job's driver
 pod, wait on application states; wait for a client job's Deployment, list and delete
-its pods, run a one-shot client job (replay) from its CronJob's template.
+its pods, run a one-shot client job (replay) from its CronJob's template; read the
+KafkaConnectors' states and configs.
 
 A one-shot run is a copy of the deployed application's spec (image, service account,
 volumes, the Kafka and PostgreSQL settings and Secrets the chart gave it), with the
@@ -24,6 +25,7 @@ from pathlib import Path, PurePosixPath
 from kafka_patterns import catalogue
 
 GROUP, VERSION = "sparkoperator.k8s.io", "v1beta2"
+STRIMZI_GROUP, STRIMZI_VERSION = "kafka.strimzi.io", "v1"
 LOCAL_KUBECONFIG = catalogue.ROOT / ".run" / "kube" / "admin.kubeconfig"
 DEFAULT_NAMESPACE = "kafka-patterns"
 FINAL_STATES = {"COMPLETED", "FAILED", "SUBMISSION_FAILED", "INVALIDATING"}
@@ -78,6 +80,35 @@ def _get(cluster: Cluster, plural: str, name: str) -> dict | None:
         if e.status == 404:
             return None
         raise
+
+
+@dataclass(frozen=True)
+class Connector:
+    """A KafkaConnector as Strimzi reports it: Connect's state of the connector
+    (RUNNING, PAUSED, FAILED, "" before the first report) and its tasks', and the config
+    the release gave it."""
+
+    name: str
+    state: str
+    task_states: tuple[str, ...]
+    config: dict
+
+    @property
+    def running(self) -> bool:
+        return self.state == "RUNNING" and bool(self.task_states) and all(t == "RUNNING" for t in self.task_states)
+
+
+def connectors(cluster: Cluster) -> dict[str, Connector]:
+    """The KafkaConnectors of the namespace by name (the Strimzi-mode release's)."""
+    items = cluster.custom.list_namespaced_custom_object(STRIMZI_GROUP, STRIMZI_VERSION, cluster.namespace,
+                                                         "kafkaconnectors")["items"]
+    out = {}
+    for c in items:
+        status = c.get("status", {}).get("connectorStatus", {})
+        out[c["metadata"]["name"]] = Connector(
+            c["metadata"]["name"], status.get("connector", {}).get("state", ""),
+            tuple(t.get("state", "") for t in status.get("tasks", [])), c["spec"].get("config", {}))
+    return out
 
 
 def deployed_spec(cluster: Cluster, job: str) -> dict:

@@ -12,6 +12,10 @@ in its sink are accounted like the local scenarios do: lost, duplicated, reorder
 A client job runs as a Deployment (kube.wait_for_deployment) the same way: the deployed
 work queue's consumer group, one member per pod, gets a run of items while one of its
 pods is deleted.
+
+CDC is the deployed pipeline too: the release's Debezium source and JDBC sink
+(KafkaConnectors) around its cdc-transform streaming application, on the host's
+PostgreSQL, accounted like the local scenario (kafka_patterns.scenarios.cdc).
 """
 
 from __future__ import annotations
@@ -20,10 +24,10 @@ import threading
 import time
 from datetime import UTC, datetime
 
-from kafka_patterns import clients, generator, kube, pg
+from kafka_patterns import clients, connect, generator, kube, pg
 from kafka_patterns.delivery import Order, account
 from kafka_patterns.jobs import work_queue as wq
-from kafka_patterns.scenarios import base
+from kafka_patterns.scenarios import base, cdc
 from kafka_patterns.scenarios import work_queue as local_work_queue
 
 
@@ -141,3 +145,41 @@ def work_queue(records: int = 3_000, rate: float = 100, timeout: float = 600) ->
                                 "its partitions worked on by the other members": taken_over > 0,
                                 "the Deployment replaced it": victim not in after and len(after) == len(members)},
                         notes=[f"pod {victim} deleted at {done}/{records} items; members then {after}"])
+
+
+@base.timed
+def cdc_pipeline(rows: int = 200, updates: int = 60, deletes: int = 40, seed: int | None = None,
+                 timeout: float = 600) -> base.Outcome:
+    """The deployed CDC pipeline: a run's rows are inserted into public.stations, some
+    updated, some deleted; the release's Debezium source (its own replication slot)
+    captures them into its Kafka, its cdc-transform application transforms them and its
+    JDBC sink applies them to its replica table (the sink connector's table.name.format).
+    The replica is accounted against the source like the local scenario does."""
+    job = cdc.JOBS[0]
+    src = base.input_topics(job)[0]
+    key = f"{cdc.KEY} on kubernetes ({kube.namespace()})"
+    cluster = kube.connect()
+    wanted = sorted(kube.k8s_name(name) for name in connect.specs())
+
+    def running() -> dict[str, kube.Connector] | None:
+        found = kube.connectors(cluster)
+        return found if all(n in found and found[n].running for n in wanted) else None
+    try:
+        deployed = clients.wait_until(running, timeout, interval=2, what=f"KafkaConnectors {wanted} RUNNING")
+    except TimeoutError:
+        found = kube.connectors(cluster)
+        raise kube.KubeError(f"KafkaConnectors in {cluster.namespace} not all RUNNING after {timeout:.0f}s: "
+                             + ", ".join(f"{n} {found[n].state or 'no state'} tasks {list(found[n].task_states)}"
+                                         if n in found else f"{n} missing" for n in wanted)
+                             + f" (kubectl describe kafkaconnector -n {cluster.namespace})") from None
+    replica = next(c.config["table.name.format"] for c in deployed.values() if "table.name.format" in c.config)
+    run_id = base.new_run()
+    starting = base.end_offsets([src])
+    events, deleted = cdc.change_stations(run_id, rows, updates, deletes, seed)
+    seen = cdc.change_events(src, starting[src], run_id, events, timeout)
+    base.progress(f"{key}: {seen}/{events} change events captured; the deployed {job} transforms them")
+    result = cdc.compare_replica(replica, run_id, deleted, timeout)
+    return base.Outcome(key, [job], result.delivery, base.promise(job), events, result.got, checks={
+        f"every change event captured ({events})": seen >= events, **result.checks(),
+    }, notes=[f"connectors {', '.join(f'{n} {c.state}' for n, c in sorted(deployed.items()))}; "
+              f"{seen} change events of this run in {src}; {result.note(replica)}"])

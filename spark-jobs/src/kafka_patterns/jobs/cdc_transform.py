@@ -32,11 +32,8 @@ from kafka_patterns import spark
 from kafka_patterns.jobs import base
 
 FEET_PER_METRE = 3.28084
-# The captured table (the scenario creates it; Debezium reads its changes).
-STATIONS_DDL = """CREATE TABLE IF NOT EXISTS stations (
-    id BIGSERIAL PRIMARY KEY, run TEXT NOT NULL, name TEXT NOT NULL,
-    latitude DOUBLE PRECISION, longitude DOUBLE PRECISION, elevation_m DOUBLE PRECISION)"""
-
+# A row of the captured table, public.stations (ansible/roles/postgresql creates it with
+# the database, before any connector; Debezium reads its changes).
 ROW = T.StructType([T.StructField("id", T.LongType()), T.StructField("run", T.StringType()),
                     T.StructField("name", T.StringType()), T.StructField("latitude", T.DoubleType()),
                     T.StructField("longitude", T.DoubleType()), T.StructField("elevation_m", T.DoubleType())])

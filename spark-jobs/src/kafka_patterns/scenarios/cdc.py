@@ -13,12 +13,13 @@ import contextlib
 import json
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import psycopg
 from confluent_kafka import TopicPartition
 
 from kafka_patterns import catalogue, clients, connect, pg
-from kafka_patterns.delivery import account
+from kafka_patterns.delivery import Delivery, account
 from kafka_patterns.jobs import cdc_transform as job_module
 from kafka_patterns.scenarios import base
 
@@ -55,10 +56,10 @@ def change_events(topic: str, starting: dict[int, int], run_id: str, expected: i
     return seen
 
 
-def replica_rows(run_id: str) -> dict[int, tuple]:
+def replica_rows(replica: str, run_id: str) -> dict[int, tuple]:
     try:
         return {r[0]: tuple(r[1:]) for r in pg.query(
-            f"SELECT id, name, latitude, longitude, elevation_ft FROM {REPLICA} WHERE run = %s", (run_id,))}
+            f"SELECT id, name, latitude, longitude, elevation_ft FROM {replica} WHERE run = %s", (run_id,))}
     except psycopg.errors.UndefinedTable:
         return {}
 
@@ -69,17 +70,14 @@ def same(a: tuple, b: tuple) -> bool:
                                 for x, y in zip(a[1:], b[1:], strict=True))
 
 
-@base.timed
-def run(rows: int = 200, updates: int = 60, deletes: int = 40, seed: int | None = None,
-        faults: Sequence[base.FailureMode] = ()) -> base.Outcome:
-    job = JOBS[0]
-    (src,), (out,) = base.input_topics(job), base.output_topics(job)
-    run_id = base.new_run()
+def change_stations(run_id: str, rows: int, updates: int, deletes: int, seed: int | None) -> tuple[int, list[int]]:
+    """Insert `rows` stations of the run, then update and delete some of them, each change
+    its own transaction. Returns the number of change events that makes and the ids
+    deleted."""
     rng = random.Random(seed)
-    pg.ensure(job_module.STATIONS_DDL, "ALTER TABLE stations REPLICA IDENTITY FULL")  # deletes carry the row
-    base.progress(f"{KEY}: registering connectors {', '.join(connect.specs())} with Kafka Connect")
-    states = connect.ensure_all()
-    starting = base.end_offsets([src])
+    if pg.query("SELECT to_regclass('public.stations')")[0][0] is None:
+        raise RuntimeError("no table public.stations, the CDC source, in PostgreSQL: run `make up` (role "
+                           "postgresql creates it)")
     base.progress(f"{KEY}: {rows} inserts, {updates} updates, {deletes} deletes on public.stations (run {run_id})")
     with pg.connect() as conn:
         ids = [conn.execute("INSERT INTO stations (run, name, latitude, longitude, elevation_m) "
@@ -95,7 +93,56 @@ def run(rows: int = 200, updates: int = 60, deletes: int = 40, seed: int | None 
     with pg.connect() as conn:
         for i in deleted:
             conn.execute("DELETE FROM stations WHERE id = %s", (i,))
-    events = rows + updates + deletes
+    return rows + updates + deletes, deleted
+
+
+@dataclass(frozen=True)
+class Replica:
+    """The run's rows in the replica against the source's final state, transformed."""
+
+    delivery: Delivery
+    expected: int
+    got: int
+    differing: int
+    left_behind: int
+
+    def checks(self) -> dict[str, bool]:
+        return {"deleted rows gone from the replica": not self.left_behind and self.delivery.unacked == 0,
+                "replica contents equal the transformed source": not self.differing}
+
+    def note(self, replica: str) -> str:
+        return (f"{self.expected} rows expected, {self.got} in {replica}, {self.differing} differing, "
+                f"{self.left_behind} deleted rows left behind")
+
+
+def compare_replica(replica: str, run_id: str, deleted: Sequence[int], timeout: float) -> Replica:
+    """Wait up to `timeout` for the replica to hold the run's source rows transformed
+    (the sink applies what the transform wrote), then account for what it holds."""
+    expected = {r[0]: job_module.expected_row(*r[1:]) for r in pg.query(
+        "SELECT id, name, latitude, longitude, elevation_m FROM stations WHERE run = %s", (run_id,))}
+    base.progress(f"{KEY}: waiting for {replica} to hold the {len(expected)} transformed rows")
+
+    def converged():
+        got = replica_rows(replica, run_id)
+        return got if got.keys() == expected.keys() and all(same(got[k], v) for k, v in expected.items()) else None
+    with contextlib.suppress(TimeoutError):
+        clients.wait_until(converged, timeout, interval=1, what=f"{replica} to match the transformed source")
+    got = replica_rows(replica, run_id)
+    d = account([(str(i), 0) for i in expected], [(str(i), 0) for i in got], order="none")
+    differing = [i for i in expected.keys() & got.keys() if not same(got[i], expected[i])]
+    return Replica(d, len(expected), len(got), len(differing), len([i for i in deleted if i in got]))
+
+
+@base.timed
+def run(rows: int = 200, updates: int = 60, deletes: int = 40, seed: int | None = None,
+        faults: Sequence[base.FailureMode] = ()) -> base.Outcome:
+    job = JOBS[0]
+    (src,), (out,) = base.input_topics(job), base.output_topics(job)
+    run_id = base.new_run()
+    base.progress(f"{KEY}: registering connectors {', '.join(connect.specs())} with Kafka Connect")
+    states = connect.ensure_all()
+    starting = base.end_offsets([src])
+    events, deleted = change_stations(run_id, rows, updates, deletes, seed)
     seen = change_events(src, starting[src], run_id, events, 60)
     base.progress(f"{KEY}: {seen}/{events} change events captured; running {job} (Spark, available-now)")
     out_start = base.end_offsets([out])[out]
@@ -110,27 +157,13 @@ def run(rows: int = 200, updates: int = 60, deletes: int = 40, seed: int | None 
     else:
         base.run_job(job, run_id, starting)
     written = sum(base.end_offsets([out])[out].values()) - sum(out_start.values())
-    expected = {r[0]: job_module.expected_row(*r[1:]) for r in pg.query(
-        "SELECT id, name, latitude, longitude, elevation_m FROM stations WHERE run = %s", (run_id,))}
-    base.progress(f"{KEY}: waiting for {REPLICA} to hold the {len(expected)} transformed rows")
-
-    def converged():
-        got = replica_rows(run_id)
-        return got if got.keys() == expected.keys() and all(same(got[k], v) for k, v in expected.items()) else None
-    with contextlib.suppress(TimeoutError):
-        clients.wait_until(converged, 60, interval=1, what=f"{REPLICA} to match the transformed source")
-    got = replica_rows(run_id)
-    d = account([(str(i), 0) for i in expected], [(str(i), 0) for i in got], order="none")
-    differing = [i for i in expected.keys() & got.keys() if not same(got[i], expected[i])]
-    left_behind = [i for i in deleted if i in got]
-    return base.Outcome(KEY, JOBS, d, base.promise(job), events, len(got), faults=injected, checks={
+    replica = compare_replica(REPLICA, run_id, deleted, 60)
+    return base.Outcome(KEY, JOBS, replica.delivery, base.promise(job), events, replica.got, faults=injected, checks={
         **base.fault_check(faults, injected),
         "connectors RUNNING": all(s == "RUNNING" for s in states.values()),
         f"every change event captured ({events})": seen >= events,
-        "deleted rows gone from the replica": not left_behind and d.unacked == 0,
-        "replica contents equal the transformed source": not differing,
+        **replica.checks(),
     }, notes=[f"{seen} change events of this run in {src}, {written} records written to {out} (all runs "
-              f"since the start offsets), {len(expected)} rows expected, {len(got)} in {REPLICA}, "
-              f"{len(differing)} differing, {len(left_behind)} deleted rows left behind",
+              f"since the start offsets), {replica.note(REPLICA)}",
               *([f"{job}: {'; '.join(injected)}; {max(0, written - seen)} events transformed twice "
                  "(re-run after the faults, duplicates in the output topic)"] if faults else [])])
