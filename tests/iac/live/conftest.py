@@ -3,7 +3,8 @@ rollout, `make test-iac` against the stack of the current kube context (the loca
 cluster's when it is the current one, or when no context is set and `make kube-up`
 ran: helm/tools/kube_stack.py). Every test skips, with the reason printed (-rs), when
 there is no kubectl, no kube context, no reachable API server or nothing deployed;
-the Strimzi checks skip on a stack that brings its own Kafka.
+the Strimzi checks look at the local stack's Strimzi-mode release, and skip on another
+stack that brings its own Kafka.
 
 KP_LIVE_STACK (local, dev, prod), KP_LIVE_NAMESPACE, KP_LIVE_OPERATOR_NAMESPACE,
 KP_LIVE_CLUSTER, KP_LIVE_CONNECT, KP_LIVE_KAFKA_EXTERNAL (true/false) and KP_KUBECTL
@@ -14,6 +15,7 @@ defaults for local), its values file, the catalogue.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 
@@ -82,7 +84,15 @@ def live(cat) -> Live:
 
 @pytest.fixture
 def strimzi(live) -> Live:
-    """The platform, for the checks of what the Strimzi operator runs."""
-    if live.kafka_external:
+    """Where the stack's Strimzi operator runs its Kafka, for the checks of what it runs:
+    the platform of a Strimzi stack; the local stack's Strimzi-mode release beside its
+    bring-your-own platform (KP_LIVE_STRIMZI_NAMESPACE, else kube_stack's)."""
+    if not live.kafka_external:
+        return live
+    namespace = os.environ.get("KP_LIVE_STRIMZI_NAMESPACE") or kube_stack.strimzi_namespace(live.stack)
+    if namespace is None:
         pytest.skip(f"bring-your-own Kafka: no Strimzi cluster (stack {live.stack})")
-    return live
+    if live.run("get", "kafka", live.cluster, "-n", namespace).returncode != 0:
+        pytest.skip(f"no Kafka {live.cluster} in namespace {namespace} of stack {live.stack} "
+                    f"(run `make deploy STACK={live.stack}`)")
+    return dataclasses.replace(live, namespace=namespace, kafka_external=False)
