@@ -80,14 +80,20 @@ def pin(name: str) -> str:
     return value
 
 
+# Python packages that follow a pin of versions.yml: pinned once there, for the package
+# and what must match it (the Spark image and connector jars; the kubernetes provider
+# the Pulumi engine starts for the SDK's version).
+FOLLOWERS = {"pyspark": "spark_version", "pulumi-kubernetes": "pulumi_kubernetes_version"}
+
+
 def venv() -> list[str]:
-    """The venv's requirements: runtime + platform, and pyspark at spark_version (Spark
-    is pinned once, for pyspark, the image and the connector jars alike)."""
-    requirements = [*runtime(), *platform(), f"pyspark=={pin('spark_version')}"]
+    """The venv's requirements: runtime + platform, and the FOLLOWERS at their versions.yml pins."""
+    requirements = [*runtime(), *platform(), *(f"{name}=={pin(key)}" for name, key in FOLLOWERS.items())]
     names = [_name(r) for r in requirements]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise ToolError(f"{PYPROJECT}: pinned twice: {', '.join(twice)} (pyspark follows spark_version of {VERSIONS})")
+        follow = ", ".join(f"{name} follows {key}" for name, key in FOLLOWERS.items())
+        raise ToolError(f"{PYPROJECT}: pinned twice: {', '.join(twice)} ({follow} of {VERSIONS})")
     return requirements
 
 

@@ -54,8 +54,7 @@ def kubeconfig() -> Path:
     return ADMIN_KUBECONFIG
 
 
-@pytest.fixture(scope="session")
-def kubectl(kubeconfig: Path) -> Kubectl:
+def kubectl_runner(kubeconfig: Path) -> Kubectl:
     """kubectl(*args, input=None, timeout=120, retry_until_ok=0, check=False) -> CompletedProcess (text).
 
     retry_until_ok: seconds during which a failing command is run again (e.g. `kubectl wait`
@@ -77,6 +76,12 @@ def kubectl(kubeconfig: Path) -> Kubectl:
     return run
 
 
+@pytest.fixture(scope="session")
+def kubectl(kubeconfig: Path) -> Kubectl:
+    """A kubectl runner bound to the admin kubeconfig (see kubectl_runner)."""
+    return kubectl_runner(kubeconfig)
+
+
 # --- the schedules, paused for the tier ----------------------------------------------
 
 @pytest.fixture(scope="session", autouse=True)
@@ -90,14 +95,7 @@ def schedules_paused() -> Iterator[list[tuple[str, str]]]:
     if not ADMIN_KUBECONFIG.is_file():
         yield []
         return
-    base = [*kubectl_command(), "--kubeconfig", str(ADMIN_KUBECONFIG)]
-
-    def run(*args: str, check: bool = False) -> subprocess.CompletedProcess:
-        proc = subprocess.run([*base, *args], capture_output=True, text=True, timeout=120)
-        if check and proc.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr.strip()}")
-        return proc
-
+    run = kubectl_runner(ADMIN_KUBECONFIG)
     listed = run("get", SCHEDULES, "-A", "-o", "json")
     firing = [] if listed.returncode != 0 else [
         (s["metadata"]["namespace"], s["metadata"]["name"]) for s in json.loads(listed.stdout)["items"]

@@ -25,7 +25,8 @@ import pins
 from kafka_patterns import catalogue
 
 PROJECT = tomllib.loads((ROOT / "spark-jobs" / "pyproject.toml").read_text())["project"]
-SPARK_VERSION = yaml.safe_load((ROOT / "ansible" / "versions.yml").read_text())["spark_version"]
+VERSIONS = yaml.safe_load((ROOT / "ansible" / "versions.yml").read_text())
+SPARK_VERSION = VERSIONS["spark_version"]
 
 
 def names(requirements: list[str]) -> list[str]:
@@ -39,13 +40,17 @@ def test_the_venv_requirements_hold_every_pin_once() -> None:
     assert all("==" in r for r in requirements)
 
 
-def test_pyspark_follows_spark_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert "pyspark" not in names(PROJECT["dependencies"] + PROJECT["optional-dependencies"]["platform"])
-    assert f"pyspark=={SPARK_VERSION}" in pins.venv()
+@pytest.mark.parametrize(("package", "key"), pins.FOLLOWERS.items())
+def test_a_follower_package_takes_its_versions_yml_pin(package: str, key: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyspark follows spark_version, pulumi-kubernetes the provider's version: typed once."""
+    assert package not in names(PROJECT["dependencies"] + PROJECT["optional-dependencies"]["platform"])
+    assert f"{package}=={VERSIONS[key]}" in pins.venv()
     versions = tmp_path / "versions.yml"
-    versions.write_text('spark_version: "9.8.7"\n')
+    pinned = {k: VERSIONS[k] for k in pins.FOLLOWERS.values()} | {key: "9.8.7"}
+    versions.write_text("".join(f'{k}: "{v}"\n' for k, v in pinned.items()))
     monkeypatch.setattr(pins, "VERSIONS", versions)
-    assert [r for r in pins.venv() if r.startswith("pyspark")] == ["pyspark==9.8.7"]
+    assert [r for r in pins.venv() if r.startswith(f"{package}==")] == [f"{package}==9.8.7"]
 
 
 def test_versions_yml_pins_no_python_package() -> None:
