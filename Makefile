@@ -214,12 +214,13 @@ lint: setup ## ruff and ansible-lint
 	@cd $(ROOT)/ansible && ansible-lint -q playbooks roles
 
 # --- Kubernetes path ---
-# STACK: dev | prod = a Pulumi stack (pulumi/Pulumi.<stack>.yaml, and so the chart's
-# values-<stack>.yaml) on the cluster of the current kube context; local = the
-# `make kube-up` cluster (always through .run/kube/admin.kubeconfig), deployed with
-# Ansible + helm: the Strimzi operator and the chart with values-local-strimzi.yaml, then
-# with values-local.yaml (bring-your-own Kafka). Unset: local when the current kube context is
-# the local cluster's, or when no context is set and the local cluster exists; dev
+# STACK: a Pulumi stack (pulumi/Pulumi.<stack>.yaml, and so the chart's values files),
+# deployed by `pulumi up` (ansible/playbooks/deploy-k8s.yml): dev | prod on the cluster of
+# the current kube context; local on the `make kube-up` cluster (always through
+# .run/kube/admin.kubeconfig; state and passphrase in .run/pulumi/), with the operators'
+# charts from this machine, a bring-your-own-Kafka release (values-local.yaml) and a
+# Strimzi-mode one (values-local-strimzi.yaml). Unset: local when the current kube context
+# is the local cluster's, or when no context is set and the local cluster exists; dev
 # otherwise (helm/tools/kube_stack.py decides; `make -s kube-stack` prints it).
 STACK ?=
 KUBE_STACK := $(PY) $(ROOT)/helm/tools/kube_stack.py
@@ -227,14 +228,19 @@ KUBE_STACK := $(PY) $(ROOT)/helm/tools/kube_stack.py
 stack_sh = $(or $(STACK),$$($(KUBE_STACK) stack))
 HELM := $(CACHE)/bin/helm
 
-.PHONY: render deploy destroy k8s-status kube-stack test-iac image
+.PHONY: render deploy preview destroy k8s-status kube-stack test-iac image
 
 render: setup ## write every object of the chart, per values file, to build/manifests/<values>/
 	@HELM=$(HELM) $(PY) $(ROOT)/helm/tools/render.py --out $(ROOT)/build/manifests
 
-deploy: setup ## Kubernetes path: STACK=local (make kube-up cluster, helm) or dev|prod (pulumi up); waits for Ready, live checks
+deploy: setup ## Kubernetes path: pulumi up of STACK=local (the make kube-up cluster) or dev|prod; waits for Ready, live checks
 	@stack=$(stack_sh); \
 	  $(call quietly,deploy,make deploy STACK=$$stack,$(PLAYBOOK) $(ROOT)/ansible/playbooks/deploy-k8s.yml -e stack=$$stack)
+
+preview: setup ## what make deploy STACK=local|dev|prod would change (Pulumi's preview; nothing after a deploy)
+	@stack=$(stack_sh); \
+	  $(call quietly,preview,make preview STACK=$$stack,$(PLAYBOOK) $(ROOT)/ansible/playbooks/preview-k8s.yml -e stack=$$stack)
+	@cat $(LOGS)/pulumi-preview.txt
 
 destroy: setup ## remove the Kubernetes path stack STACK=local|dev|prod (data volumes are kept)
 	@stack=$(stack_sh); \

@@ -7,9 +7,9 @@
     python helm/tools/kube_stack.py kubectl            # the kubectl to run
     python helm/tools/kube_stack.py status [STACK]     # what `make k8s-status` prints
 
-Stacks: dev and prod are Pulumi stacks (pulumi/Pulumi.<stack>.yaml) on the cluster of
-the current kube context; local is the `make kube-up` cluster, deployed by Ansible and
-helm (role k8s_helm), always through its own admin kubeconfig.
+Stacks are Pulumi stacks (pulumi/Pulumi.<stack>.yaml): dev and prod on the cluster of
+the current kube context; local on the `make kube-up` cluster, always through its own
+admin kubeconfig.
 
 Without STACK, the stack is local when kubectl's current context is the local
 cluster's (its API server is the one in .run/kube/admin.kubeconfig), or when no
@@ -30,7 +30,6 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL_KUBECONFIG = ROOT / ".run" / "kube" / "admin.kubeconfig"
-LOCAL_STACK_DEFAULTS = ROOT / "ansible" / "roles" / "k8s_helm" / "defaults" / "main.yml"
 PULUMI_DIR = ROOT / "pulumi"
 CHART_DIR = ROOT / "helm" / "kafka-patterns"
 
@@ -82,43 +81,33 @@ def kubeconfig(stack: str) -> str:
     return str(LOCAL_KUBECONFIG) if stack == "local" else os.environ.get("KUBECONFIG", "")
 
 
-def _local_defaults() -> dict[str, Any]:
-    return _load(LOCAL_STACK_DEFAULTS)
-
-
 def _pulumi(stack: str) -> dict[str, Any]:
     path = PULUMI_DIR / f"Pulumi.{stack}.yaml"
     if not path.is_file():
         stacks = sorted(p.stem.removeprefix("Pulumi.") for p in PULUMI_DIR.glob("Pulumi.*.yaml"))
-        raise SystemExit(f"unknown STACK {stack!r}: expected local or one of {', '.join(stacks)}")
+        raise SystemExit(f"unknown STACK {stack!r}: expected one of {', '.join(stacks)}")
     return _load(path).get("config", {})
 
 
 def namespace(stack: str) -> str:
-    if stack == "local":
-        return _local_defaults()["k8s_helm_namespace"]
     return _pulumi(stack)["kafka-patterns:namespace"]
 
 
 def operator_namespace(stack: str) -> str:
-    if stack == "local":
-        return _local_defaults()["k8s_helm_operator_namespace"]
     return _pulumi(stack)["kafka-patterns:operatorNamespace"]
 
 
 def values_file(stack: str) -> Path:
-    if stack == "local":
-        return CHART_DIR / "values-local.yaml"
     return CHART_DIR / _pulumi(stack)["kafka-patterns:valuesFile"]
 
 
 def strimzi_namespace(stack: str) -> str | None:
-    """Where the stack's Strimzi Kafka runs: the platform namespace of a Strimzi stack; on
-    the local stack, the namespace of its Strimzi-mode release (role k8s_helm); None when
-    the stack has none."""
-    if stack == "local":
-        defaults = _local_defaults()
-        return defaults["k8s_helm_strimzi_namespace"] if defaults.get("k8s_helm_strimzi") else None
+    """Where the stack's Strimzi Kafka runs: the namespace of its Strimzi-mode release
+    (strimziRelease of the stack config), else its platform namespace unless it brings its
+    own Kafka; None when the stack has none."""
+    second = _pulumi(stack).get("kafka-patterns:strimziRelease")
+    if second:
+        return second["namespace"]
     return None if kafka_external(stack) else namespace(stack)
 
 

@@ -13,12 +13,12 @@ from kp_infra.settings import CHART_DIR
 
 class PatternsChart(pulumi.ComponentResource):
     def __init__(self, name: str, values: dict[str, Any], namespace: pulumi.Input[str],
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+                 release_name: str = "patterns", opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kafka-patterns:index:PatternsChart", name, None, opts)
         self.values = values
         self.release = k8s.helm.v3.Release(
             name,
-            name=name,
+            name=release_name,
             chart=str(CHART_DIR),
             namespace=namespace,
             values=values,

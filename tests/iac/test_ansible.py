@@ -68,28 +68,3 @@ def test_the_local_stack_without_the_local_cluster_says_to_start_it(tmp_path):
     assert proc.returncode != 0
     assert "the local Kubernetes is not up: run `make kube-up`" in proc.stdout + proc.stderr
     assert "pulumi" not in proc.stdout
-
-
-@pytest.mark.parametrize(("args", "forwarded"), [
-    (["list", "--output=yaml", "--filter", "patterns", "--all"], ["list", "--output=yaml", "--filter", "patterns"]),
-    (["upgrade", "-i", "--reset-values", "--atomic", "--wait", "x", "/a path/chart"],
-     ["upgrade", "-i", "--reset-values", "--rollback-on-failure", "--wait", "x", "/a path/chart"]),
-    (["get", "values", "--all", "x"], ["get", "values", "--all", "x"]),
-    (["version"], ["version"]),
-])
-def test_the_helm_wrapper_speaks_helm_4_for_kubernetes_core(tmp_path, args, forwarded):
-    # roles/k8s_helm: kubernetes.core 6.2 calls helm 3's `list --all` and `--atomic`.
-    import jinja2
-
-    fake = tmp_path / "helm"
-    fake.write_text('#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done\n')
-    fake.chmod(0o755)
-    template = (ANSIBLE_DIR / "roles" / "k8s_helm" / "templates" / "helm-wrapper.sh.j2").read_text()
-    env = jinja2.Environment()
-    env.filters["realpath"] = lambda p: p
-    env.filters["quote"] = lambda s: f"'{s}'"
-    wrapper = tmp_path / "wrapper"
-    wrapper.write_text(env.from_string(template).render(k8s_helm_binary=str(fake)))
-    wrapper.chmod(0o755)
-    out = subprocess.run([str(wrapper), *args], capture_output=True, text=True, check=True).stdout
-    assert out.splitlines() == forwarded

@@ -60,20 +60,20 @@ def test_the_local_stack_uses_its_own_kubeconfig_whatever_kubeconfig_says(monkey
 
 
 def test_namespaces_and_values_of_each_stack():
-    defaults = yaml.safe_load((ROOT / "ansible" / "roles" / "k8s_helm" / "defaults" / "main.yml").read_text())
-    assert kube_stack.namespace("local") == defaults["k8s_helm_namespace"]
-    assert kube_stack.operator_namespace("local") == defaults["k8s_helm_operator_namespace"]
+    local = yaml.safe_load((ROOT / "pulumi" / "Pulumi.local.yaml").read_text())["config"]
+    assert kube_stack.namespace("local") == local["kafka-patterns:namespace"] == "kafka-patterns"
+    assert kube_stack.operator_namespace("local") == local["kafka-patterns:operatorNamespace"]
     dev = yaml.safe_load((ROOT / "pulumi" / "Pulumi.dev.yaml").read_text())["config"]
     assert kube_stack.namespace("dev") == dev["kafka-patterns:namespace"]
     assert kube_stack.values_file("local").name == "values-local.yaml"
     assert kube_stack.kafka_external("local") and not kube_stack.kafka_external("dev")
     # make k8s-status shows the Strimzi Kafka where it runs: the local stack's second release.
-    assert kube_stack.strimzi_namespace("local") == defaults["k8s_helm_strimzi_namespace"]
+    assert kube_stack.strimzi_namespace("local") == local["kafka-patterns:strimziRelease"]["namespace"]
     assert kube_stack.strimzi_namespace("dev") == kube_stack.namespace("dev")
 
 
 def test_an_unknown_stack_is_named_with_the_known_ones():
-    with pytest.raises(SystemExit, match="unknown STACK 'staging': expected local or one of dev, prod"):
+    with pytest.raises(SystemExit, match="unknown STACK 'staging': expected one of dev, local, prod"):
         kube_stack.namespace("staging")
 
 

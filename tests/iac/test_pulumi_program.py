@@ -9,6 +9,7 @@ import json
 import runpy
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,10 @@ import pulumi
 PULUMI_DIR = ROOT / "pulumi"
 PROJECT = yaml.safe_load((PULUMI_DIR / "Pulumi.yaml").read_text())["name"]
 STACKS = sorted(p.stem.removeprefix("Pulumi.") for p in PULUMI_DIR.glob("Pulumi.*.yaml"))
+# Stacks whose operators' charts come from their public repositories, and the one on this
+# machine (local charts, Secrets and volumes from `make up`'s files).
+LOCAL_STACK = "local"
+REMOTE_STACKS = [s for s in STACKS if s != LOCAL_STACK]
 RELEASE = "kubernetes:helm.sh/v3:Release"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 SECRET = "kubernetes:core/v1:Secret"
@@ -88,6 +93,13 @@ def stack_config(stack: str) -> dict[str, Any]:
 
 
 def run_program(stack: str, config: dict[str, Any]) -> Run:
+    sys.path.insert(0, str(PULUMI_DIR))
+    try:
+        from kp_infra import webhook
+    finally:
+        sys.path.remove(str(PULUMI_DIR))
+    # No API server here: the webhook admits at once (tests/kube waits for the real one).
+    webhook._admitted = lambda namespace, spark_version: None
     mocks = RecordingMocks()
     monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
@@ -108,11 +120,57 @@ def run_program(stack: str, config: dict[str, Any]) -> Run:
     return Run(stack, config, mocks.resources, list(monitor.resources), outputs, monitor.requests)
 
 
+def local_files(root: Path, cat: dict[str, Any]) -> dict[str, Any]:
+    """What `make up` would have written for the pods, as the local stack reads it, and the
+    stack config that points at it."""
+    access = root / "pods-access"
+    (access / "users").mkdir(parents=True)
+    (access / "ca.crt").write_text(CERT)
+    (access / "bootstrap").write_text(BOOTSTRAP + "\n")
+    users = [job["name"] for job in cat["jobs"]] + ["canary", "operator"]
+    for user in users:
+        (access / "users" / f"{user}.password").write_text(user_password(user) + "\n")
+    for name in ("app", "cdc"):
+        (access / f"postgres-{name}.password").write_text(f"pg-{name}-secret-77\n")
+    registry = {"schemaRegistryAdminPassword": "admin-pw-4d1f", "schemaRegistryReaderPassword": "reader-pw-9c2e",
+                "schemaRegistryTlsCert": CERT, "schemaRegistryTlsKey": KEY}
+    for key, value in registry.items():
+        (root / key).write_text(value)
+    (root / "kube-images.json").write_text(json.dumps([{"name": "strimzi-operator", "key": "k3y"}]))
+    return {f"{PROJECT}:podsAccessDir": str(access), f"{PROJECT}:volumesDir": str(root / "volumes"),
+            f"{PROJECT}:imageInputsFile": str(root / "kube-images.json"),
+            f"{PROJECT}:schemaRegistrySecretFiles": {k: str(root / k) for k in registry}}
+
+
+def user_password(user: str) -> str:
+    return f"pw-{user}-5e1"
+
+
+BOOTSTRAP = "198.51.100.1:11094,198.51.100.1:12094"
+
+
+def stack_run(stack: str, tmp_root: Path, cat: dict[str, Any]) -> Run:
+    config = stack_config(stack)
+    if stack == LOCAL_STACK:
+        config.update(local_files(tmp_root / stack, cat))
+    else:
+        config.update({f"{PROJECT}:{k}": v for k, v in REGISTRY_SECRETS.items()})
+    return run_program(stack, config)
+
+
 @pytest.fixture(scope="module", params=STACKS)
-def run(request) -> Run:
-    config = stack_config(request.param)
-    config.update({f"{PROJECT}:{k}": v for k, v in REGISTRY_SECRETS.items()})
-    return run_program(request.param, config)
+def any_run(request, tmp_path_factory, cat) -> Run:
+    return stack_run(request.param, tmp_path_factory.mktemp("stack"), cat)
+
+
+@pytest.fixture(scope="module", params=REMOTE_STACKS)
+def run(request, tmp_path_factory, cat) -> Run:
+    return stack_run(request.param, tmp_path_factory.mktemp("stack"), cat)
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory, cat) -> Run:
+    return stack_run(LOCAL_STACK, tmp_path_factory.mktemp("stack"), cat)
 
 
 @pytest.fixture(scope="module")
@@ -307,3 +365,138 @@ def test_disabling_the_registry_needs_no_secret_and_turns_it_off_in_the_chart():
     assert not any("SchemaRegistrySecrets" in urn for urn in run.urns)
     assert run.release("patterns")["values"]["schemaRegistry"] == {"enabled": False}
     assert run.outputs["schema_registry"] is False
+
+
+def test_every_stack_gives_the_spark_operator_pods_cpu_requests(any_run):
+    # BestEffort pods starved on a busy node (docs/measurements.md, 20261130): every stack
+    # requests, not only the local one.
+    values = next(r.inputs for r in any_run.of_type(RELEASE) if r.inputs.get("name") == "spark-operator")["values"]
+    assert values["controller"]["resources"]["requests"]["cpu"]
+    assert values["webhook"]["resources"]["requests"]["cpu"]
+
+
+def test_every_release_of_our_chart_carries_the_chart_digest(any_run):
+    sys.path.insert(0, str(PULUMI_DIR))
+    try:
+        from kp_infra.settings import chart_digest
+    finally:
+        sys.path.remove(str(PULUMI_DIR))
+    charts = [r.inputs for r in any_run.of_type(RELEASE) if r.inputs["chart"] == str(ROOT / "helm" / "kafka-patterns")]
+    assert charts
+    assert {c["values"]["global"]["kafkaPatternsChartDigest"] for c in charts} == {chart_digest()}
+
+
+# --- the local stack: charts, Secrets and volumes on this machine ----------------------
+
+def releases_in(run: Run, name: str) -> dict[str, dict[str, Any]]:
+    """namespace -> inputs of the Helm releases named `name`."""
+    return {r.inputs["namespace"]: r.inputs for r in run.of_type(RELEASE) if r.inputs.get("name") == name}
+
+
+def without_secrets(value: Any) -> Any:
+    """The inputs with every secret envelope replaced: what is left is in clear."""
+    if isinstance(value, dict):
+        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+            return "[secret]"
+        return {k: without_secrets(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_secrets(v) for v in value]
+    return value
+
+
+def test_the_local_stack_takes_the_operators_charts_from_this_machine(local_run, pins):
+    from kp_infra.settings import user_cache
+
+    strimzi = local_run.release("strimzi-cluster-operator")
+    assert strimzi["chart"] == str(user_cache() / f"strimzi-{pins['strimzi_version']}" / "helm-chart")
+    assert "version" not in strimzi
+    assert strimzi["values"]["watchNamespaces"] == ["kafka-patterns-strimzi"]
+    assert strimzi["values"]["image"]["imagePullPolicy"] == "Never"
+    assert strimzi["values"]["annotations"] == {"kafka-patterns/image-inputs": "k3y"}
+    spark = local_run.release("spark-operator")
+    assert spark["chart"].endswith(f"spark-operator/v2@v{pins['spark_operator_version']}/charts/spark-operator-chart")
+    assert "repositoryOpts" not in spark
+    assert spark["values"]["image"]["tag"] == pins["spark_operator_version"], "{pin} is a pin of versions.yml"
+    assert spark["values"]["spark"]["jobNamespaces"] == ["kafka-patterns", "kafka-patterns-strimzi"]
+
+
+def test_the_local_stack_has_a_bring_your_own_and_a_strimzi_release(local_run):
+    charts = releases_in(local_run, "patterns")
+    assert set(charts) == {"kafka-patterns", "kafka-patterns-strimzi"}
+    own, strimzi = charts["kafka-patterns"]["values"], charts["kafka-patterns-strimzi"]["values"]
+    assert own["kafka"]["external"]["bootstrap"] == BOOTSTRAP, "the bootstrap make up wrote"
+    assert strimzi["kafka"]["nodePools"] == "combined"
+    assert "annotations" not in strimzi["kafka"] or not strimzi["kafka"]["annotations"]
+    assert local_run.outputs["bootstrap_address"] == BOOTSTRAP
+    assert local_run.outputs["kafka_external"] is True
+    assert local_run.outputs["strimzi_namespaces"] == ["kafka-patterns-strimzi"]
+    names = {r.inputs["metadata"]["name"] for r in local_run.of_type(NAMESPACE)}
+    assert names == {"kafka-patterns", "kafka-patterns-operators", "kafka-patterns-strimzi"}
+
+
+def test_the_local_stack_makes_every_pods_secret_as_a_secret(local_run, cat):
+    secrets = {(r.inputs["metadata"]["namespace"], r.inputs["metadata"]["name"]): r for r in local_run.of_type(SECRET)}
+    for job in cat["jobs"]:
+        name = job["name"].lower().replace(".", "-").replace("_", "-")
+        assert ("kafka-patterns", name) in secrets, f"no password Secret for {job['name']}"
+    for namespace in ("kafka-patterns", "kafka-patterns-strimzi"):
+        assert {(namespace, "postgresql-app"), (namespace, "postgresql-cdc")} <= set(secrets)
+    assert ("kafka-patterns", "patterns-cluster-ca-cert") in secrets
+    for resource in secrets.values():
+        envelope = resource.inputs["stringData"]
+        assert envelope.get(rpc._special_sig_key) == rpc._special_secret_sig, resource.name
+    clear = json.dumps(without_secrets([r.inputs for r in local_run.resources]))
+    clear += json.dumps(local_run.outputs, default=str)
+    for needle in [user_password(job["name"]) for job in cat["jobs"]] + ["pg-app-secret-77", "pg-cdc-secret-77",
+                                                                         "admin-pw-4d1f", "reader-pw-9c2e"]:
+        assert needle not in clear, "a password in clear"
+    # The chart's releases come after the Secrets they mount.
+    chart_urn = next(u for u in local_run.urns if u.endswith("$kafka-patterns:index:PatternsChart::patterns"))
+    # (a component's dependency is on each of its children)
+    secret_urns = {u for u in local_run.urns if "PodsAccessSecrets$kubernetes:core/v1:Secret" in u}
+    assert secret_urns <= set(local_run.requests[chart_urn].dependencies)
+
+
+def test_the_local_stack_reserves_a_kept_host_volume_for_every_claim(local_run):
+    volumes = {r.inputs["metadata"]["name"]: r for r in local_run.of_type("kubernetes:core/v1:PersistentVolume")}
+    kafka = {f"kafka-patterns-strimzi-data-0-patterns-dual-role-{i}" for i in range(3)}
+    checkpoints = {"kafka-patterns-spark-checkpoints", "kafka-patterns-strimzi-spark-checkpoints"}
+    assert set(volumes) == kafka | checkpoints
+    for name, volume in volumes.items():
+        spec = volume.inputs["spec"]
+        assert spec["persistentVolumeReclaimPolicy"] == "Retain"
+        assert spec["hostPath"]["path"].endswith(f"/volumes/{spec['claimRef']['namespace']}/{spec['claimRef']['name']}")
+        urn = next(u for u in local_run.urns if u.endswith(f"::volumes-{name}"))
+        assert local_run.requests[urn].retainOnDelete, f"make destroy would delete {name}"
+
+
+def test_a_missing_pods_access_file_fails_naming_make_up(tmp_path, cat):
+    config = stack_config(LOCAL_STACK) | local_files(tmp_path, cat)
+    (tmp_path / "pods-access" / "users" / f"{cat['jobs'][0]['name']}.password").unlink()
+    with pytest.raises(Exception, match=r"password is missing: run `make up`"):
+        run_program(LOCAL_STACK, config)
+
+
+def test_the_recovery_of_kept_volumes_pauses_only_the_strimzi_release(tmp_path, cat):
+    config = stack_config(LOCAL_STACK) | local_files(tmp_path, cat)
+    config[f"{PROJECT}:strimziReconciliationPaused"] = "true"
+    charts = releases_in(run_program(LOCAL_STACK, config), "patterns")
+    assert charts["kafka-patterns-strimzi"]["values"]["kafka"]["annotations"] == {
+        "strimzi.io/pause-reconciliation": "true"}
+    assert not charts["kafka-patterns"]["values"]["kafka"].get("annotations")
+
+
+def test_the_volume_directories_the_deploy_makes_are_the_program_volumes(local_run):
+    from kp_infra import settings as settings_mod
+    from kp_infra.volumes import host_volumes
+
+    stack_file = settings_mod.StackFile(LOCAL_STACK)
+    # The same files as the program run: the deploy's list is read after `make up`.
+    for key in ("podsAccessDir", "volumesDir"):
+        stack_file.values[key] = local_run.config[f"{PROJECT}:{key}"]
+    listed = host_volumes(settings_mod.load(stack_file, with_secrets=False))
+    paths = {v.name: v.path for v in listed}
+    made = {r.inputs["metadata"]["name"]: r.inputs["spec"]["hostPath"]["path"]
+            for r in local_run.of_type("kubernetes:core/v1:PersistentVolume")}
+    assert set(paths) == set(made)
+    assert {v.owner for v in listed if "dual-role" in v.claim} == {1001}

@@ -9,8 +9,7 @@ stack that brings its own Kafka.
 KP_LIVE_STACK (local, dev, prod), KP_LIVE_NAMESPACE, KP_LIVE_OPERATOR_NAMESPACE,
 KP_LIVE_CLUSTER, KP_LIVE_CONNECT, KP_LIVE_KAFKA_EXTERNAL (true/false) and KP_KUBECTL
 name what to check (the deploy playbook sets them); without them everything comes from
-the stack: its namespaces (pulumi/Pulumi.<stack>.yaml, or the k8s_helm role's
-defaults for local), its values file, the catalogue.
+the stack: its namespaces (pulumi/Pulumi.<stack>.yaml), its values file, the catalogue.
 """
 
 from __future__ import annotations
