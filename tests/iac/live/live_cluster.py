@@ -29,6 +29,12 @@ class Live:
         return subprocess.run([self.kubectl, *args], capture_output=True, text=True, timeout=timeout,
                               env=self.env, check=False)
 
+    def testinfra_url(self, pod: str, container: str) -> str:
+        """A testinfra kubectl:// URL for a pod of the platform, with this stack's
+        kubeconfig (testinfra's backend runs `kubectl` with only what the URL says)."""
+        url = f"kubectl://{pod}?container={container}&namespace={self.namespace}"
+        return f"{url}&kubeconfig={self.env['KUBECONFIG']}" if self.env.get("KUBECONFIG") else url
+
     def get(self, *args: str, namespace: str | None = None) -> dict[str, Any]:
         """kubectl get ... -o json in the platform namespace (or the one given)."""
         proc = self.run("get", *args, "-n", namespace or self.namespace, "-o", "json")

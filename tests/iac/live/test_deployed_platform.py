@@ -7,6 +7,8 @@ bring-your-own-Kafka stack."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import testinfra
 from live_cluster import condition
@@ -49,9 +51,12 @@ def test_three_pods_of_each_role_are_running(strimzi, role):
         assert all(c["ready"] for c in pod["status"]["containerStatuses"]), pod["metadata"]["name"]
 
 
-def test_brokers_keep_their_log_on_the_persistent_volume(strimzi):
+def test_brokers_keep_their_log_on_the_persistent_volume(strimzi, monkeypatch):
+    # testinfra runs the `kubectl` of PATH: the one the checks use comes first.
+    if os.path.isabs(strimzi.kubectl):
+        monkeypatch.setenv("PATH", f"{os.path.dirname(strimzi.kubectl)}{os.pathsep}{os.environ['PATH']}")
     for pod in pods(strimzi, "broker"):
-        host = testinfra.get_host(f"kubectl://{pod['metadata']['name']}?container=kafka&namespace={strimzi.namespace}")
+        host = testinfra.get_host(strimzi.testinfra_url(pod["metadata"]["name"], "kafka"))
         assert host.file("/var/lib/kafka/data-0").is_directory
         assert host.mount_point("/var/lib/kafka/data-0").exists
 
