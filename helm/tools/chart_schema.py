@@ -35,6 +35,10 @@ NAME = {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLeng
 RESOURCES = {"type": "object"}  # a core/v1 ResourceRequirements, checked by the API server
 SECRET_REF = _obj({"name": NAME, "key": STR}, ["name", "key"])
 PDB = {"type": ["object", "null"], "properties": {"maxUnavailable": INT}, "additionalProperties": False}
+# A Strimzi probe (KafkaConnect spec.livenessProbe / readinessProbe); {} = Strimzi's defaults.
+PROBE = {"type": "object", "additionalProperties": False, "properties": {
+    k: {"type": "integer", "minimum": 0 if k == "initialDelaySeconds" else 1}
+    for k in ("initialDelaySeconds", "periodSeconds", "timeoutSeconds", "successThreshold", "failureThreshold")}}
 SPREAD = _obj({"enabled": {"type": "boolean"}, "topologyKey": STR,
                "whenUnsatisfiable": {"enum": ["DoNotSchedule", "ScheduleAnyway"]}})
 POOL = _obj({"replicas": {"type": "integer", "minimum": 1},
@@ -110,6 +114,8 @@ CHART_VALUES: dict[str, Any] = {
         "build": _obj({"image": {"type": "string", "minLength": 1}, "pushSecret": STR}, ["image"]),
         "connectorConfig": {"type": "object", "additionalProperties": {
             "type": "object", "additionalProperties": {"type": ["string", "integer", "boolean"]}}},
+        "livenessProbe": PROBE,
+        "readinessProbe": PROBE,
         "podDisruptionBudget": PDB,
         "topologySpread": SPREAD,
     }),

@@ -128,6 +128,16 @@ def test_the_strimzi_release_has_a_slot_a_publication_and_a_replica_of_its_own(r
 
 
 @pytest.mark.parametrize("variant", CONNECT_VARIANTS)
+def test_a_connect_worker_is_given_time_to_scan_its_plugins_before_liveness_counts(rendered, variant):
+    """Strimzi's default liveness probe (15 s, then 3 failures 10 s apart) restarted a
+    worker in a loop on a busy node: /health answers only once the plugins are scanned."""
+    spec = one(rendered[variant], "KafkaConnect")["spec"]
+    live = spec["livenessProbe"]
+    assert live["initialDelaySeconds"] + live["periodSeconds"] * live["failureThreshold"] >= 180, live
+    assert spec["readinessProbe"]["initialDelaySeconds"] < live["initialDelaySeconds"]
+
+
+@pytest.mark.parametrize("variant", CONNECT_VARIANTS)
 def test_every_catalogue_connector_is_a_kafka_connector(rendered, cat, variant):
     connect = one(rendered[variant], "KafkaConnect")["metadata"]["name"]
     assert len(kinds(rendered[variant], "KafkaConnector")) == len(connectors_of(variant, cat))
