@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -141,3 +143,12 @@ def one_run_at_a_time(pattern: str) -> pytest.MarkDecorator:
     jobs' own state (the exactly-once job's batch ledger, the changelog's keys, the
     pipeline's station profiles). One group runs on one worker, one test after another."""
     return pytest.mark.xdist_group(pattern)
+
+
+def load_module(name: str, path: Path) -> ModuleType:
+    """A module from a file that is not on the path (an Ansible module, a tool script)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import yaml
 
-from helpers import ROOT
+from helpers import ROOT, load_module
 
 CHART_DIR = ROOT / "helm" / "kafka-patterns"
 VERSIONS_FILE = ROOT / "ansible" / "versions.yml"
@@ -22,14 +19,6 @@ REPO_CRD_DIR = ROOT / "helm" / "tools" / "crds"
 # A namespace no template could have typed: every namespace in the output must come
 # from the release.
 NAMESPACE = "kp-iac-ns"
-
-
-def load_module(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader, path
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 render_tool = load_module("kp_render", ROOT / "helm" / "tools" / "render.py")

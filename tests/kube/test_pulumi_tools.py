@@ -10,7 +10,6 @@ links the tools)."""
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import os
 import subprocess
 import textwrap
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, load_module
 from kafka_patterns import catalogue
 
 BIN = ROOT / ".cache" / "bin"
@@ -67,13 +66,6 @@ def project(tmp_path: Path) -> Path:
                               data={{"made-by": "pulumi"}})
         """))
     return tmp_path
-
-
-def load_module(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def built_here(link: Path) -> bool:
