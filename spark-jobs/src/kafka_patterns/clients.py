@@ -95,14 +95,31 @@ def probe() -> Consumer:
     return Consumer({**base_config(), "group.id": "platform-offset-probe", "enable.auto.commit": False})
 
 
+# What a broker answers while a partition's leadership moves or a new topic's metadata
+# spreads: the client's metadata catches up within moments, so the request is asked again.
+LEADERSHIP_IN_FLUX = frozenset({"NOT_LEADER_FOR_PARTITION", "LEADER_NOT_AVAILABLE", "UNKNOWN_TOPIC_OR_PART"})
+
+
 def end_offsets(topic: str, partitions: int, timeout: float = 10.0) -> dict[int, int]:
-    """High watermark of every partition of a topic."""
-    from confluent_kafka import TopicPartition
+    """High watermark of every partition of a topic, asked again while a partition's
+    leadership is in flux (up to `timeout` in all)."""
+    from confluent_kafka import KafkaException, TopicPartition
 
     offsets_probe = probe()
+    deadline = time.monotonic() + timeout
+
+    def high_watermark(partition: int) -> int:
+        while True:
+            try:
+                return offsets_probe.get_watermark_offsets(
+                    TopicPartition(topic, partition), timeout=max(deadline - time.monotonic(), 1.0))[1]
+            except KafkaException as e:
+                if e.args[0].name() not in LEADERSHIP_IN_FLUX or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.2)
+
     try:
-        return {p: offsets_probe.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)[1]
-                for p in range(partitions)}
+        return {p: high_watermark(p) for p in range(partitions)}
     finally:
         offsets_probe.close()
 
