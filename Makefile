@@ -27,7 +27,7 @@ PLAYBOOK := ansible-playbook -i $(INVENTORY)
 # step, its message and the end of the log. V=1 shows the output live as well.
 LOGS := $(ROOT)/.run/logs
 # $(call quietly,<log name>,<title>,<command>[,--append])
-quietly = $(PY) -m kafka_patterns.steps $(if $(filter 1,$(V)),--verbose) $(4) --log $(LOGS)/$(1).log --title "$(2)" -- $(3)
+quietly = $(PY) -m platform_cli.steps $(if $(filter 1,$(V)),--verbose) $(4) --log $(LOGS)/$(1).log --title "$(2)" -- $(3)
 # make client-config USER=<name>: USER from the command line only (the shell's $USER is
 # the login name, not a Kafka user).
 USER_NAME := $(if $(filter command line,$(origin USER)),$(USER))
@@ -76,8 +76,8 @@ $(CACHE)/setup.stamp: $(VENV)/.installed $(SETUP_INPUTS)
 
 # --- the local cluster --------------------------------------------------------
 # A second `make up` skips site.yml when its inputs are unchanged and everything
-# answers (kafka_patterns.up_to_date); FORCE=1 runs it regardless.
-up_to_date = PLATFORM_INVENTORY=$(INVENTORY) $(PY) -m kafka_patterns.up_to_date
+# answers (platform_cli.up_to_date); FORCE=1 runs it regardless.
+up_to_date = PLATFORM_INVENTORY=$(INVENTORY) $(PY) -m platform_cli.up_to_date
 
 # site.yml's playbooks in stages, those of a stage at once: the same plays as site.yml in
 # an order that meets the same dependencies (PostgreSQL needs nothing of Kafka; Connect,
@@ -106,41 +106,41 @@ clean: ## stop everything and remove the data (the download cache stays)
 	@rm -rf $(ROOT)/.run
 
 status: setup ## nodes and roles, quorum, topics with ISR and URP, consumer lag, Connect, PostgreSQL, alerts and canary
-	@$(PY) -m kafka_patterns.status
+	@$(PY) -m platform_cli.status
 
 dashboard: setup ## the Grafana dashboards drawn from the local Prometheus: .run/dashboard/index.html (PNG charts) and screenshot.png
-	@$(PY) -m kafka_patterns.dashboard --out $(ROOT)/.run/dashboard; rc=$$?; \
-	if [ $$rc -le 1 ]; then $(PY) -m kafka_patterns.screenshot $(ROOT)/.run/dashboard/index.html $(ROOT)/.run/dashboard/screenshot.png || rc=2; fi; \
+	@$(PY) -m kafka_patterns.monitoring.dashboard --out $(ROOT)/.run/dashboard; rc=$$?; \
+	if [ $$rc -le 1 ]; then $(PY) -m platform_cli.screenshot $(ROOT)/.run/dashboard/index.html $(ROOT)/.run/dashboard/screenshot.png || rc=2; fi; \
 	exit $$rc
 
 client-config: setup ## write a client properties file for a catalogue user and print kcat flags: make client-config USER=<name>
 	@test -n "$(USER_NAME)" || { echo "USER is not set: make client-config USER=<name> (a job or user of spark-jobs/catalogue.yaml, or admin)" >&2; exit 2; }
-	@$(PY) -m kafka_patterns.credentials client-config $(USER_NAME)
+	@$(PY) -m platform_cli.client_config $(USER_NAME)
 
 dlq: setup ## what is in the dead-letter topic, grouped by reason, with the jobs and source topics
-	@$(PY) -m kafka_patterns.dlq show
+	@$(PY) -m platform_cli.dlq show
 
 bad-input: setup ## every pattern that reads readings, fed each kind of bad record: written, dead-lettered, crashed (PATTERN=<name>: one)
-	@$(PY) -m kafka_patterns.inventory is-up 2>/dev/null || $(MAKE) up
-	@$(PY) -m kafka_patterns.bad_input_suite $(PATTERN)
+	@$(PY) -m kafka_patterns.config.inventory is-up 2>/dev/null || $(MAKE) up
+	@$(PY) -m platform_cli.bad_input_suite $(PATTERN)
 
 replay-dlq: setup ## write the dead letters of one reason back to their source topics: make replay-dlq REASON='<reason>'
 	@test -n "$(REASON)" || { echo "REASON is not set: make replay-dlq REASON='<reason>' (make dlq lists the reasons)" >&2; exit 2; }
-	@$(PY) -m kafka_patterns.dlq replay --reason "$(REASON)"
+	@$(PY) -m platform_cli.dlq replay --reason "$(REASON)"
 
 bootstrap: setup ## print the bootstrap servers (use with make -s)
-	@$(PY) -m kafka_patterns.inventory bootstrap
+	@$(PY) -m kafka_patterns.config.inventory bootstrap
 
 demo: up ## bring the cluster up, run every pattern end to end (4 at a time; PARALLEL=1: one by one), print one table
-	@$(PY) -m kafka_patterns.demo $(if $(filter 1,$(V)),--verbose) $(if $(PARALLEL),--parallel $(PARALLEL))
+	@$(PY) -m platform_cli.demo $(if $(filter 1,$(V)),--verbose) $(if $(PARALLEL),--parallel $(PARALLEL))
 
 patterns: setup ## list the patterns with their jobs and promised semantics
-	@$(PY) -m kafka_patterns.run --list
+	@$(PY) -m platform_cli.run_scenarios --list
 
 run: setup ## run one pattern end to end: make run PATTERN=<name> (see make patterns)
 	@test -n "$(PATTERN)" || { echo "PATTERN is not set: make run PATTERN=<name>; make patterns lists the names" >&2; exit 2; }
-	@$(PY) -m kafka_patterns.inventory is-up 2>/dev/null || $(MAKE) up
-	@$(PY) -m kafka_patterns.run $(PATTERN)
+	@$(PY) -m kafka_patterns.config.inventory is-up 2>/dev/null || $(MAKE) up
+	@$(PY) -m platform_cli.run_scenarios $(PATTERN)
 
 # --- tests --------------------------------------------------------------------
 PYTEST := $(PY) -m pytest -c $(ROOT)/tests/pytest.ini --rootdir $(ROOT)
@@ -163,7 +163,7 @@ side_by_side_sh = echo "==> $(1) side by side (logs: .run/logs/<tier>.log)"; pid
 test: setup ## every test tier; starts the cluster if needed and stops what it started
 	@mkdir -p $(ROOT)/.run/logs; rm -f $(ROOT)/.run/logs/failed-tests.log; : > $(ROOT)/.run/logs/test-run.log; \
 	started=no; \
-	if ! $(PY) -m kafka_patterns.inventory is-up 2>/dev/null; then $(MAKE) up; started=yes; fi; \
+	if ! $(PY) -m kafka_patterns.config.inventory is-up 2>/dev/null; then $(MAKE) up; started=yes; fi; \
 	rc=0; $(call side_by_side_sh,$(SIDE_BY_SIDE_TIERS)); \
 	for tier in $(TEST_TIERS); do $(call tier_sh,$$tier); done; \
 	if [ $$started = yes ]; then echo "==> stopping the cluster this run started"; $(MAKE) down; fi; \
@@ -348,9 +348,9 @@ test-hosts-chaos: setup ## hosts-up when down, each broker fault once (not the r
 .PHONY: bench bench-security
 
 bench: setup ## throughput and latency vs Kafka's own perf tools, and the secure default's cost, as ratios (QUICK=1: short)
-	@$(PY) -m kafka_patterns.inventory is-up || $(MAKE) up
+	@$(PY) -m kafka_patterns.config.inventory is-up || $(MAKE) up
 	@cd $(ROOT) && QUICK="$(QUICK)" $(PY) -m bench
 
 bench-security: setup ## only what the secure default costs: the local cluster vs its plain-text copy (QUICK=1: short)
-	@$(PY) -m kafka_patterns.inventory is-up || $(MAKE) up
+	@$(PY) -m kafka_patterns.config.inventory is-up || $(MAKE) up
 	@cd $(ROOT) && QUICK="$(QUICK)" $(PY) -m bench --only-security

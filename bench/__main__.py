@@ -17,8 +17,8 @@ from pathlib import Path
 from bench import ceiling, pipeline, plots, report, runner, security_cost, stages, topics
 from bench.grid import MODES, grid
 from bench.plaintext_cluster import PlaintextCluster
-from kafka_patterns import console
-from kafka_patterns.catalogue import ROOT
+from kafka_patterns.config.catalogue import ROOT
+from platform_cli import console
 
 RESULTS = Path(__file__).resolve().parent / "results"
 # Where the local Kafka nodes keep their data: the disk the ceiling is measured on.
@@ -29,7 +29,7 @@ def host() -> dict:
     import confluent_kafka
     import pyspark
 
-    from kafka_patterns.catalogue import versions
+    from kafka_patterns.config.catalogue import versions
 
     return {"cpus": os.cpu_count(), "platform": platform.platform(terse=True), "python": platform.python_version(),
             "kafka": versions()["kafka_version"], "spark": pyspark.__version__,

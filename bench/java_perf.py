@@ -10,8 +10,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from kafka_patterns import clients, credentials
-from kafka_patterns.kafka_tool import kafka_tool_path
+from kafka_patterns.clients import kafka
+from kafka_patterns.config import credentials
+from pattern_harness.kafka_tool import kafka_tool_path
 
 PRODUCER = "org.apache.kafka.tools.ProducerPerformance"
 CONSUMER = "org.apache.kafka.tools.ConsumerPerformance"
@@ -79,7 +80,7 @@ def _connection(bootstrap: str | None) -> list[str]:
     baseline of bench.security_cost) given by its bootstrap, with no credentials."""
     if bootstrap is not None:
         return ["--bootstrap-server", bootstrap]
-    return ["--bootstrap-server", clients.bootstrap_servers(), "--command-config", str(credentials.java_properties())]
+    return ["--bootstrap-server", kafka.bootstrap_servers(), "--command-config", str(credentials.java_properties())]
 
 
 def produce(topic: str, count: int, size: int, props: dict[str, str],

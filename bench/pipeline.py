@@ -23,9 +23,11 @@ from dataclasses import dataclass
 
 from bench import ceiling, stats
 from bench.runner import progress
-from kafka_patterns import catalogue, clients, credentials, pg, runner
+from kafka_patterns.clients import kafka, postgres
+from kafka_patterns.config import catalogue, credentials
 from kafka_patterns.jobs import base
-from kafka_patterns.readings import Reading, station_of
+from kafka_patterns.runtime.readings import Reading, station_of
+from pattern_harness import job_runs
 
 TRIGGER_SECONDS = "0.5"
 WARMUP = 20
@@ -86,7 +88,7 @@ def ensure_sink(target: Target) -> None:
     from kafka_patterns.jobs import pipeline, readings_to_postgres
 
     if catalogue.job(target.jobs[-1]).module == pipeline.__name__:
-        pg.ensure(pipeline.DDL, table=target.table)
+        postgres.ensure(pipeline.DDL, table=target.table)
     else:
         readings_to_postgres.ensure_table(target.table)
 
@@ -98,7 +100,7 @@ def input_ends(jobs: tuple[str, ...]) -> dict[str, dict[int, int]]:
     for job in jobs:
         topic = catalogue.job(job).inputs[0]
         with credentials.as_user(job):
-            ends.update(runner.end_offsets([topic]))
+            ends.update(job_runs.end_offsets([topic]))
     return ends
 
 
@@ -119,7 +121,7 @@ class JobThread(threading.Thread):
             self.error = e
 
     def stop(self) -> None:
-        from kafka_patterns import spark
+        from kafka_patterns.runtime import spark
 
         base.stop_queries([q for q in spark.session("bench").streams.active
                            if q.name and q.name.startswith(f"{self.job}-")], between_batches_within=15)
@@ -128,7 +130,7 @@ class JobThread(threading.Thread):
 
 def wait_for_count(count, total: int, threads: list[JobThread], timeout: float, interval: float, what: str) -> None:
     """Wait until count() reaches total; a job that stopped meanwhile raises its error."""
-    clients.wait_until(lambda: count() >= total or not all(t.is_alive() for t in threads), timeout, interval, what)
+    kafka.wait_until(lambda: count() >= total or not all(t.is_alive() for t in threads), timeout, interval, what)
     dead = [t for t in threads if not t.is_alive()]
     if dead:
         raise RuntimeError(f"{dead[0].job} stopped: {dead[0].error}")
@@ -147,7 +149,7 @@ def batch_breakdowns() -> dict[str, dict]:
     """Where each running query's micro-batches spend their time (stats.batch_breakdown),
     by query name: read while the jobs still run, from the Spark session they share
     with this process."""
-    from kafka_patterns import spark
+    from kafka_patterns.runtime import spark
 
     return {q.name: stats.batch_breakdown(q.recentProgress) for q in spark.session("bench").streams.active}
 
@@ -162,7 +164,7 @@ class SinkWatcher(threading.Thread):
         self.stop = threading.Event()
 
     def run(self) -> None:
-        with pg.connect(autocommit=True) as conn:
+        with postgres.connect(autocommit=True) as conn:
             while not self.stop.is_set():
                 n = int(conn.execute(self.sql, (self.run_id,)).fetchone()[0])
                 self.timeline.append((time.time() * 1000, n))
@@ -180,7 +182,7 @@ def feed_producer(linger_ms: int = 5):
     It lingers `linger_ms`, by default 5 ms as librdkafka's and Kafka 4's producers do:
     with linger.ms 0 each paced reading was a Produce request of its own and, acks=all,
     two follower fetches, TLS every one (see bench/README.md)."""
-    return clients.producer(**{"linger.ms": linger_ms})
+    return kafka.producer(**{"linger.ms": linger_ms})
 
 
 def feed(producer, topic: str, run: str, seq0: int, count: int, rate: float | None,
@@ -211,11 +213,11 @@ def feed(producer, topic: str, run: str, seq0: int, count: int, rate: float | No
 
 
 def measure(target: Target, rate: int, seconds: int, burst: int) -> dict:
-    run = "bench" + runner.new_run()
+    run = "bench" + job_runs.new_run()
     ensure_sink(target)
     first = {job: catalogue.job(job).inputs[0] for job in target.jobs}
     starting = input_ends(target.jobs)
-    threads = [JobThread(job, runner.job_args(job, run, {first[job]: starting[first[job]]},
+    threads = [JobThread(job, job_runs.job_args(job, run, {first[job]: starting[first[job]]},
                                             "--trigger-seconds", TRIGGER_SECONDS,
                                             *(["--mode", "real-time"] if job in target.real_time else []),
                                             bounded=False))
@@ -258,8 +260,8 @@ def measure(target: Target, rate: int, seconds: int, burst: int) -> dict:
         watcher.stop.set()
         for t in threads:
             t.stop()
-        shutil.rmtree(runner.checkpoint(target.jobs[0], run).parent, ignore_errors=True)
-        with pg.connect(autocommit=True) as conn:  # the bench's rows are not the patterns' data
+        shutil.rmtree(job_runs.checkpoint(target.jobs[0], run).parent, ignore_errors=True)
+        with postgres.connect(autocommit=True) as conn:  # the bench's rows are not the patterns' data
             conn.execute(f"DELETE FROM {target.table} WHERE run = %s", (run,))
     progress(f"{target.name}: e2e p50 {stats.fmt(stats.percentile(latencies, 50))} ms, "
              f"p99 {stats.fmt(stats.percentile(latencies, 99))} ms")

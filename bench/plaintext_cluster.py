@@ -23,8 +23,8 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from kafka_patterns import clients
-from kafka_patterns.kafka_tool import kafka_tool_path
+from kafka_patterns.clients import kafka
+from pattern_harness.kafka_tool import kafka_tool_path
 
 # Keys of the secure config that have no place in a plain-text node: TLS, SASL, the
 # authorizer, and the listener layout (rebuilt below).
@@ -148,7 +148,7 @@ class PlaintextCluster:
         for pid, argv in _kafka_processes():
             if any(a.startswith(f"{self.root}/") for a in argv):
                 os.kill(pid, signal.SIGKILL)
-                clients.wait_until(lambda pid=pid: not Path(f"/proc/{pid}").exists(), timeout=30,
+                kafka.wait_until(lambda pid=pid: not Path(f"/proc/{pid}").exists(), timeout=30,
                                    what=f"the end of the leftover baseline node {pid}")
 
     def start(self) -> None:
@@ -175,7 +175,7 @@ class PlaintextCluster:
             log = (self.log_dir / f"bench-plaintext-node-{node.node_id}.log").open("w")
             self.processes.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                                    start_new_session=True, cwd=node.directory))
-        clients.wait_until(self._all_brokers_up, timeout=120, interval=0.5,
+        kafka.wait_until(self._all_brokers_up, timeout=120, interval=0.5,
                            what=f"the {len(self.nodes)} plain-text baseline brokers (logs: {self.log_dir})")
 
     def _all_brokers_up(self) -> bool:

@@ -1,4 +1,4 @@
-"""The project's Python client path (confluent-kafka through kafka_patterns.clients)
+"""The project's Python client path (confluent-kafka through kafka_patterns.clients.kafka)
 measured the way the Java perf tools measure: one producer sending a fixed payload
 of the record size as fast as it can, one consumer reading the topic from the start."""
 
@@ -9,7 +9,7 @@ import time
 from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
 from bench import stats
-from kafka_patterns import clients
+from kafka_patterns.clients import kafka
 
 # A throughput consumer: librdkafka prefetches up to this many messages per partition
 # (default 100,000) in fetches of up to 50 MB (10 MB per partition), so a consume() call
@@ -25,7 +25,7 @@ def produce(topic: str, count: int, size: int, props: dict[str, str], warmup: in
     records are left out of the figures (connection, metadata, producer id), like
     ProducerPerformance's --warmup-records: the rate is timed from the send of the first
     record after them to the acknowledgement of the last."""
-    producer = clients.producer(**props)
+    producer = kafka.producer(**props)
     payload = b"x" * size
     latencies: list[float] = []
     errors: list[str] = []
@@ -66,7 +66,7 @@ def consume(topic: str, partitions: int, count: int, group: str, size: int, warm
     no group join, like the fetch rate of ConsumerPerformance), in batches with no
     per-record Python work but the error check (the bench only counts); the first
     `warmup` records are left out of the figures (connection, first fetches)."""
-    consumer = clients.consumer(group, **{"enable.partition.eof": False, "check.crcs": False,
+    consumer = kafka.consumer(group, **{"enable.partition.eof": False, "check.crcs": False,
                                           **THROUGHPUT_CONSUMER})
     try:
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])

@@ -161,7 +161,7 @@ def security_table(results: dict) -> tuple[list[str], list[list]]:
 
 
 SECTIONS = (
-    ("Produce (records/s, MB/s; Python = confluent-kafka via kafka_patterns.clients)", produce_table),
+    ("Produce (records/s, MB/s; Python = confluent-kafka via kafka_patterns.clients.kafka)", produce_table),
     ("One host's ceiling (the disk's synced write bandwidth, measured in this run, divided by the replication "
      "factor: RF 3 on one host writes every byte three times) and the figure furthest from it", ceiling_table),
     ("Durability cost (RF 3 acks=all + idempotence vs RF 1 acks=1)", durability_table),

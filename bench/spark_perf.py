@@ -1,4 +1,4 @@
-"""The Spark Kafka source: a batch read of a whole topic (kafka_patterns.spark.read_batch)
+"""The Spark Kafka source: a batch read of a whole topic (kafka_patterns.runtime.spark.read_batch)
 and count(), timed around the action only (the session is started once, and warmed
 on the first cell, outside the timing)."""
 
@@ -12,13 +12,13 @@ _warm: set[int] = set()
 
 
 def session():
-    from kafka_patterns import spark
+    from kafka_patterns.runtime import spark
 
     return spark.session("bench")
 
 
 def count(topic: str, size: int, expected: int) -> dict[str, float]:
-    from kafka_patterns import spark
+    from kafka_patterns.runtime import spark
 
     s = session()
     if id(s) not in _warm:  # the first action loads the connector classes and JITs the reader

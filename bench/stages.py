@@ -35,7 +35,9 @@ from bench.pipeline import (
     wait_for_count,
 )
 from bench.runner import progress
-from kafka_patterns import catalogue, clients, runner
+from kafka_patterns.clients import kafka
+from kafka_patterns.config import catalogue
+from pattern_harness import job_runs
 
 MODES = ("micro-batch", "real-time")
 # clean + enrich in real-time mode: 2 queries x 6 partitions (and room for a third).
@@ -69,14 +71,14 @@ class TopicWatcher(threading.Thread):
     def run(self) -> None:
         # The default fetch.wait.max.ms (500): the broker answers a waiting fetch as soon as
         # a record arrives, so a shorter wait adds nothing but empty fetches (5 ms: 200/s).
-        consumer = clients.consumer(f"bench-stage-{self.run_id}")
+        consumer = kafka.consumer(f"bench-stage-{self.run_id}")
         consumer.assign([TopicPartition(self.topic, p, o) for p, o in self.starting.items()])
         try:
             while not self.stop.is_set():
                 # Stamped as they are handed over: consume(500, 0.05) waited out its 50 ms
                 # unless 500 records came first, so at 1,000 records/s every record was
                 # stamped up to 50 ms late.
-                msgs = clients.consume_ready(consumer, 500, 0.05)
+                msgs = kafka.consume_ready(consumer, 500, 0.05)
                 now = time.time() * 1000
                 for msg in msgs:
                     if msg.error() or msg.value() is None:
@@ -95,10 +97,10 @@ class TopicWatcher(threading.Thread):
 
 
 def measure(stage: Stage, mode: str, rate: int, seconds: int) -> dict:
-    run = "bench" + runner.new_run()
+    run = "bench" + job_runs.new_run()
     first = {job: catalogue.job(job).inputs[0] for job in stage.jobs}
-    starting = {**input_ends(stage.jobs), **runner.end_offsets([stage.output])}
-    threads = [JobThread(job, runner.job_args(job, run, {first[job]: starting[first[job]]}, "--trigger-seconds",
+    starting = {**input_ends(stage.jobs), **job_runs.end_offsets([stage.output])}
+    threads = [JobThread(job, job_runs.job_args(job, run, {first[job]: starting[first[job]]}, "--trigger-seconds",
                                               TRIGGER_SECONDS, "--mode", mode, bounded=False))
                for job in stage.jobs]
     watcher = TopicWatcher(stage.output, starting[stage.output], run)
@@ -126,7 +128,7 @@ def measure(stage: Stage, mode: str, rate: int, seconds: int) -> dict:
         for t in threads:
             t.stop()
         watcher.join(10)
-        shutil.rmtree(runner.checkpoint(stage.jobs[0], run).parent, ignore_errors=True)
+        shutil.rmtree(job_runs.checkpoint(stage.jobs[0], run).parent, ignore_errors=True)
     p50, p99 = stats.percentile(latencies, 50), stats.percentile(latencies, 99)
     progress(f"{stage.name} ({mode}): p50 {stats.fmt(p50, 1)} ms, p99 {stats.fmt(p99, 1)} ms "
              f"over {len(latencies):,} records")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafka_patterns import clients
+from kafka_patterns.clients import kafka
 
 PREFIX = "bench."
 
@@ -18,12 +18,12 @@ def create(topic: str, partitions: int, rf: int, admin: AdminClient | None = Non
     """On the local cluster as the bench user, or through `admin` (another cluster)."""
     if not topic.startswith(PREFIX):
         raise ValueError(f"{topic!r}: the benchmark only creates {PREFIX}* topics")
-    admin = clients.admin() if admin is None else admin
+    admin = kafka.admin() if admin is None else admin
     config = {"min.insync.replicas": "2" if rf >= 3 else "1"}
     for future in admin.create_topics([NewTopic(topic, partitions, rf, config=config)]).values():
         future.result(timeout=30)
     # Until every partition has a leader a producer would wait on metadata inside the timing.
-    clients.wait_until(lambda: _ready(admin, topic, partitions), timeout=30, interval=0.2,
+    kafka.wait_until(lambda: _ready(admin, topic, partitions), timeout=30, interval=0.2,
                        what=f"leaders of {topic}")
 
 
@@ -38,7 +38,7 @@ def delete(topics: list[str], admin: AdminClient | None = None) -> None:
     if not ours:
         return
     # Kept referenced until the futures are done (else: "handle destroyed").
-    admin = clients.admin() if admin is None else admin
+    admin = kafka.admin() if admin is None else admin
     for future in admin.delete_topics(ours, operation_timeout=30).values():
         try:
             future.result(timeout=60)
@@ -49,4 +49,4 @@ def delete(topics: list[str], admin: AdminClient | None = None) -> None:
 def leftovers(run: str | None = None) -> list[str]:
     """bench.* topics on the cluster (of one run, or of any earlier interrupted run)."""
     prefix = f"{PREFIX}{run}." if run else PREFIX
-    return sorted(t for t in clients.admin().list_topics(timeout=10).topics if t.startswith(prefix))
+    return sorted(t for t in kafka.admin().list_topics(timeout=10).topics if t.startswith(prefix))

@@ -11,11 +11,12 @@ from helpers import LOCAL_INVENTORY, ROOT
 
 sys.path.insert(0, str(ROOT / "spark-jobs" / "src"))
 
-from kafka_patterns import catalogue, inventory, services
+from kafka_patterns.config import catalogue, inventory
+from pattern_harness import job_processes
 
 # A tier's Spark driver runs many small jobs for a few minutes, as make demo's does:
-# C1 alone compiles what they need (kafka_patterns.demo).
-os.environ.setdefault("KP_DRIVER_JAVA_OPTIONS", services.SHORT_LIVED_JVM_OPTIONS)
+# C1 alone compiles what they need (platform_cli.demo).
+os.environ.setdefault("KP_DRIVER_JAVA_OPTIONS", job_processes.SHORT_LIVED_JVM_OPTIONS)
 
 
 @pytest.fixture(scope="session")

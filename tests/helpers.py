@@ -77,7 +77,7 @@ def first_error(config: dict, timeout: float = 30):
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
-    from kafka_patterns import clients
+    from kafka_patterns.clients import kafka
 
     errors: list = []
     admin = AdminClient({**config, "error_cb": errors.append, "log_level": 0})  # refusals are expected here
@@ -86,7 +86,7 @@ def first_error(config: dict, timeout: float = 30):
         admin.poll(0.5)  # the client connects at once; poll serves error_cb
         return errors
 
-    error = clients.wait_until(reported, timeout=timeout, what="a client error")[0]
+    error = kafka.wait_until(reported, timeout=timeout, what="a client error")[0]
     with pytest.raises(KafkaException):  # and it learns nothing
         admin.list_topics(timeout=2)
     return error

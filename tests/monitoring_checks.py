@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from helpers import ROOT
-from kafka_patterns import clients
-from kafka_patterns.inventory import Cluster
-from kafka_patterns.prometheus_api import api, instant
+from kafka_patterns.clients import kafka
+from kafka_patterns.clients.prometheus import api, instant
+from kafka_patterns.config.inventory import Cluster
 
 ALERTS = ROOT / "ansible" / "roles" / "kafka_metrics" / "files" / "alerts.yml"
 # Every scrape job of role monitoring's prometheus.yml that has a target at all times
@@ -36,7 +36,7 @@ def assert_every_target_up(prometheus: str, cluster: Cluster, timeout: float = 6
         return targets if counts == expected and all(t["health"] == "up" for t in targets) else None
 
     try:
-        clients.wait_until(all_up, timeout=timeout, interval=1, what="every target to be scraped up")
+        kafka.wait_until(all_up, timeout=timeout, interval=1, what="every target to be scraped up")
     except TimeoutError:
         targets = api(prometheus, "targets")["activeTargets"]
         pytest.fail("targets not up: " + "; ".join(f"{t['labels']['job']} {t['scrapeUrl']}: {t['health']} "
@@ -53,7 +53,7 @@ def assert_the_tested_alerts_loaded(prometheus: str) -> None:
 def assert_the_canary_delivers_and_loses_nothing(prometheus: str) -> float:
     """The canary service produces and reads back through the cluster, as Prometheus
     sees it; returns how many records it has consumed."""
-    consumed = clients.wait_until(
+    consumed = kafka.wait_until(
         lambda: (v := instant(prometheus, "sum(kafka_patterns_canary_records_consumed_total)")) and v > 0 and v,
         timeout=90, interval=1, what="the canary's first consumed records in Prometheus")
     lost = instant(prometheus, "sum(kafka_patterns_canary_records_lost_total)")

@@ -2,7 +2,7 @@
 -- Run by kafka_patterns.jobs.sql_stream, which only wires source and sink around it:
 --
 -- Source: the view `readings`, one row per valid reading of the job's inputs
---   (the reading contract of kafka_patterns.readings; the others are dead-lettered
+--   (the reading contract of kafka_patterns.runtime.readings; the others are dead-lettered
 --   before they get here): run, sensor, station, seq, temperature, humidity, ts
 --   (event time, epoch ms), event_time (ts as a timestamp), and the record's key,
 --   topic, partition, offset and kafka_ts (its Kafka timestamp).
@@ -15,7 +15,7 @@
 -- and station: how many, their average and their maximum. The watermark trails the
 -- newest event time by 10 seconds: a window is written once the watermark passes its
 -- end, and a reading arriving after that for its window is dropped (late).
--- kafka_patterns.scenarios.sql_stream computes the same windows in plain Python.
+-- pattern_harness.scenarios.sql_stream computes the same windows in plain Python.
 SELECT station AS key,
        run,
        station,

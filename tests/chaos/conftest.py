@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kafka_patterns import chaos
+from pattern_harness import chaos
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from kafka_patterns import broker_faults, chaos, inventory
+from kafka_patterns.config import inventory
+from pattern_harness import broker_faults, chaos
 
 RUNS = int(os.environ.get("CHAOS_RUNS", "1"))
 RECORDS = int(os.environ.get("CHAOS_RECORDS", "100000"))
@@ -24,7 +25,7 @@ def chaos_cluster() -> inventory.Cluster:
     return cluster
 
 
-# A run's own waits are bounded (kafka_patterns.chaos: the rolling restart alone may take
+# A run's own waits are bounded (pattern_harness.chaos: the rolling restart alone may take
 # 30 min on a loaded host), so pytest's default 900 s would cut a slow restart short.
 @pytest.mark.slow
 @pytest.mark.timeout(3600)

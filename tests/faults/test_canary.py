@@ -17,7 +17,10 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import NewTopic
 
-from kafka_patterns import broker_faults, canary, clients, credentials
+from kafka_patterns.clients import kafka
+from kafka_patterns.config import credentials
+from kafka_patterns.monitoring import canary
+from pattern_harness import broker_faults
 
 CANARY_USER = "canary"
 RATE = 100  # probes per second: enough to land some in every window of the faults
@@ -42,7 +45,7 @@ class Running:
             assert self.thread.is_alive(), f"the canary stopped: {self.canary.summary()}"
             n = self.canary.summary()["acked"]
             return n if n >= at_least else None
-        return clients.wait_until(enough, timeout, interval=0.2, what=what)
+        return kafka.wait_until(enough, timeout, interval=0.2, what=what)
 
     def stop(self) -> dict:
         self.stop_event.set()
@@ -50,7 +53,7 @@ class Running:
         assert not self.thread.is_alive(), "the canary did not drain within its grace periods"
         # Its group would outlive the test, with offsets on a topic the test deletes. A failed
         # deletion is a leftover, not a broken promise: reported, not failed.
-        admin = clients.admin(credentials.ADMIN_USER)  # kept until the answer: a dropped client never gives it
+        admin = kafka.admin(credentials.ADMIN_USER)  # kept until the answer: a dropped client never gives it
         for f in admin.delete_consumer_groups([self.canary.options.group], request_timeout=30).values():
             try:
                 f.result(timeout=60)
@@ -100,7 +103,7 @@ def unsafe_topic():
     leader election allowed (created and deleted by the admin; the canary user may
     write and read canary.* only)."""
     name = f"canary.unsafe-{uuid.uuid4().hex[:8]}"
-    admin = clients.admin(credentials.ADMIN_USER)
+    admin = kafka.admin(credentials.ADMIN_USER)
     config = {"min.insync.replicas": "1", "unclean.leader.election.enable": "true"}
     (future,) = admin.create_topics([NewTopic(name, 1, 3, config=config)]).values()
     future.result(timeout=60)
@@ -110,7 +113,7 @@ def unsafe_topic():
         partition = topic.partitions.get(0) if topic is not None else None
         return partition is not None and partition.leader >= 0
 
-    clients.wait_until(has_leader, timeout=60, what=f"a leader for {name}")
+    kafka.wait_until(has_leader, timeout=60, what=f"a leader for {name}")
     yield name
     for f in admin.delete_topics([name], operation_timeout=60).values():
         f.result(timeout=90)

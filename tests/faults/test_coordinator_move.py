@@ -16,7 +16,9 @@ import pytest
 from confluent_kafka import ElectionType, KafkaException, TopicPartition
 from prometheus_client.parser import text_string_to_metric_families
 
-from kafka_patterns import broker_faults, clients, credentials
+from kafka_patterns.clients import kafka
+from kafka_patterns.config import credentials
+from pattern_harness import broker_faults
 
 GROUP = "canary"  # the canary service's group: it commits all along, the exporter reads it
 OFFSETS = "__consumer_offsets"
@@ -37,7 +39,7 @@ def offsets_partition() -> int:
     for ch in GROUP:
         java_hash = (31 * java_hash + ord(ch)) & 0xFFFFFFFF
     java_hash -= (java_hash & 0x80000000) << 1  # as a signed 32-bit int
-    partitions = clients.admin("operator").list_topics(OFFSETS, timeout=10).topics[OFFSETS].partitions
+    partitions = kafka.admin("operator").list_topics(OFFSETS, timeout=10).topics[OFFSETS].partitions
     return (abs(java_hash) if java_hash != -2**31 else 0) % len(partitions)
 
 
@@ -45,7 +47,7 @@ def elect_preferred(partition: int) -> bool:
     """Hands the partition to its preferred leader; True once that one leads it. Leaders
     come from metadata (broker_faults.leader_of), not the admin client's group calls, which
     abort on a dead coordinator (librdkafka PR 5397)."""
-    admin = clients.admin(credentials.ADMIN_USER)
+    admin = kafka.admin(credentials.ADMIN_USER)
     try:  # ELECTION_NOT_NEEDED is an answer; a preferred leader not yet in sync raises: try again
         admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(OFFSETS, partition)]).result(timeout=30)
     except KafkaException:
@@ -66,24 +68,24 @@ def exporter_url(cluster) -> str:
 @pytest.mark.slow
 def test_the_lag_exporter_lives_through_a_move_of_the_group_coordinators(cluster, exporter_url):
     partition = offsets_partition()
-    clients.wait_until(lambda: elect_preferred(partition), timeout=60, interval=1,
+    kafka.wait_until(lambda: elect_preferred(partition), timeout=60, interval=1,
                        what=f"{OFFSETS}-{partition} on its preferred leader")
     node = broker_faults.by_id(cluster, broker_faults.leader_of(OFFSETS, partition))
     broker_faults.kill9(node)
     try:
-        clients.wait_until(lambda: broker_faults.leader_of(OFFSETS, partition) not in (node.node_id, -1),
+        kafka.wait_until(lambda: broker_faults.leader_of(OFFSETS, partition) not in (node.node_id, -1),
                            timeout=120, interval=1, what=f"{GROUP}'s coordinator to move off {node.name}")
     finally:
         broker_faults.start(node)
-    clients.wait_until(lambda: broker_faults.under_replicated() == 0, timeout=180, interval=1,
+    kafka.wait_until(lambda: broker_faults.under_replicated() == 0, timeout=180, interval=1,
                        what=f"{node.name} back in every ISR")
     # From here on the exporter must not restart. (While the node was dead it may have: the
     # admin client also aborts when its coordinator's connection drops mid-request, librdkafka
     # PR 5397, and the supervisor starts it again; that is not what this test is about.)
     started = scrape(exporter_url)["process_start_time_seconds[]"]  # it reads the group on another node
-    clients.wait_until(lambda: elect_preferred(partition), timeout=60, interval=1,
+    kafka.wait_until(lambda: elect_preferred(partition), timeout=60, interval=1,
                        what=f"{GROUP}'s coordinator back on {node.name}")
     lag = f"kafka_consumergroup_lag_sum[('consumergroup', '{GROUP}'), ('topic', 'canary')]"
-    after = clients.wait_until(lambda: (s := scrape(exporter_url)).get(lag) is not None and s, timeout=60,
+    after = kafka.wait_until(lambda: (s := scrape(exporter_url)).get(lag) is not None and s, timeout=60,
                                interval=1, what=f"the exporter to report {GROUP}'s lag again")
     assert after["process_start_time_seconds[]"] == started, "the lag exporter restarted: it crashed"

@@ -15,8 +15,9 @@ import pytest
 from tabulate import tabulate
 
 from helpers import ROOT, one_run_at_a_time
-from kafka_patterns import catalogue, scenarios
-from kafka_patterns.services import FailureMode
+from kafka_patterns.config import catalogue
+from pattern_harness import scenarios
+from pattern_harness.job_processes import FailureMode
 
 # What each case measured, written as one table when the module ends (failed cases too).
 # The Makefile runs the cases on several workers (pytest-xdist): each adds its rows to

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_patterns import broker_faults, clients
-from kafka_patterns.prometheus_api import api, firing, instant
+from kafka_patterns.clients import kafka
+from kafka_patterns.clients.prometheus import api, firing, instant
+from pattern_harness import broker_faults
 
 # The cluster-health alerts a node's loss may fire (group kafka of alerts.yml). Others may
 # fire for reasons of their own meanwhile: ConsumerGroupLagGrowing for the earlier tests'
@@ -40,7 +41,7 @@ def prometheus(cluster) -> str:
 @pytest.mark.slow
 def test_a_killed_node_fires_its_alerts_which_resolve_when_it_is_back(cluster, prometheus):
     # An earlier fault's alerts (a node restarted by another test) resolve first.
-    clients.wait_until(lambda: not cluster_alerts_firing(prometheus), timeout=RESOLVE_TIMEOUT, interval=2,
+    kafka.wait_until(lambda: not cluster_alerts_firing(prometheus), timeout=RESOLVE_TIMEOUT, interval=2,
                        what="no cluster alert firing before the fault")
     node = next(n for n in cluster.nodes if n.broker_port)
     target = next(t for t in api(prometheus, "targets")["activeTargets"]
@@ -56,17 +57,17 @@ def test_a_killed_node_fires_its_alerts_which_resolve_when_it_is_back(cluster, p
 
     broker_faults.kill9(node)
     try:
-        fired = clients.wait_until(
+        fired = kafka.wait_until(
             lambda: (now := alerts_now()).get("KafkaNodeDown") == {instance}
             and now.get("UnderReplicatedPartitions", set()) - {instance} and now,
             timeout=FIRE_TIMEOUT, interval=2, what=f"KafkaNodeDown for {instance} and UnderReplicatedPartitions")
     finally:
         broker_faults.start(node)
     print(f"{node.name} killed: firing {fired}")
-    clients.wait_until(lambda: not cluster_alerts_firing(prometheus), timeout=RESOLVE_TIMEOUT, interval=2,
+    kafka.wait_until(lambda: not cluster_alerts_firing(prometheus), timeout=RESOLVE_TIMEOUT, interval=2,
                        what=f"every cluster alert to resolve after {node.name} came back")
     # The canary's grace period (30 s) has passed since the kill: a loss would be counted.
-    clients.wait_until(lambda: canary_total(prometheus, "acked") > acked_before, timeout=60, interval=1,
+    kafka.wait_until(lambda: canary_total(prometheus, "acked") > acked_before, timeout=60, interval=1,
                        what="the canary's acks to go on")
     lost = canary_total(prometheus, "lost") - lost_before
     assert lost == 0, f"the canary service lost {lost:.0f} records across the kill of {node.name}"

@@ -16,7 +16,8 @@ import pytest
 from confluent_kafka import TopicPartition
 
 from helpers import ROOT, VENV_BIN, ansible_env, run_playbook
-from kafka_patterns import clients, generator
+from kafka_patterns.clients import kafka
+from pattern_harness import generator
 
 RUN = ROOT / ".run"
 CLUSTER_ID_FILE = RUN / "kafka" / "cluster.id"
@@ -28,13 +29,13 @@ def limit_to_kafka(*more: str) -> list[str]:
 
 
 def under_replicated() -> list[str]:
-    md = clients.admin("operator").list_topics(timeout=10)
+    md = kafka.admin("operator").list_topics(timeout=10)
     return [f"{t}/{p.id}" for t, m in md.topics.items() for p in m.partitions.values()
             if len(p.isrs) < len(p.replicas)]
 
 
 def wait_fully_replicated(what: str) -> None:
-    clients.wait_until(lambda: not under_replicated(), timeout=TIMEOUT, interval=2, what=what)
+    kafka.wait_until(lambda: not under_replicated(), timeout=TIMEOUT, interval=2, what=what)
 
 
 @pytest.mark.slow
@@ -92,10 +93,10 @@ def test_a_node_whose_data_was_wiped_rejoins_and_re_replicates(cluster):
     assert result.returncode == 0, result.stdout[-3000:]
     wait_fully_replicated(f"{node.name} to rejoin every ISR after its data was wiped")
     # Its copy of the topic is back on its disk, up to the records written before the wipe.
-    md = clients.admin("operator").list_topics(topic, timeout=10).topics[topic]
+    md = kafka.admin("operator").list_topics(topic, timeout=10).topics[topic]
     mine = [p.id for p in md.partitions.values() if node.node_id in p.replicas]
     assert mine and all((data / f"{topic}-{p}").is_dir() for p in mine)
-    consumer = clients.consumer(f"verify-{run}")
+    consumer = kafka.consumer(f"verify-{run}")
     try:
         ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in mine}
     finally:
@@ -105,7 +106,7 @@ def test_a_node_whose_data_was_wiped_rejoins_and_re_replicates(cluster):
 
 def status_lines() -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "spark-jobs" / "src")}
-    out = subprocess.run([sys.executable, "-m", "kafka_patterns.status"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "platform_cli.status"], capture_output=True, text=True,
                          timeout=120, env=env, check=True).stdout
     nodes = out.split("== Kafka nodes", 1)[1].split("\n== ", 1)[0]  # the quorum rows start with kafka- too
     return {line.split()[0]: line for line in nodes.splitlines() if line.startswith("kafka-")}

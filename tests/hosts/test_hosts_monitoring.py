@@ -17,8 +17,8 @@ from monitoring_checks import (
     prometheus_of,
 )
 
-from kafka_patterns import inventory
-from kafka_patterns.prometheus_api import api, instant
+from kafka_patterns.clients.prometheus import api, instant
+from kafka_patterns.config import inventory
 
 MONITORING_DIR = HOSTS_DIR / MONITORING_HOST / "monitoring"
 SERVICES = ("prometheus", "canary", "lag-exporter")

@@ -35,7 +35,7 @@ from manifests import (
     values_of,
 )
 
-from kafka_patterns import canary, lag_exporter
+from kafka_patterns.monitoring import canary, lag_exporter
 
 RULES_DIR = ROOT / "ansible" / "roles" / "kafka_metrics" / "files"
 RULE_FILES = ["kafka-metrics.yml", "connect-metrics.yml"]
@@ -198,9 +198,9 @@ def test_a_metrics_deployment_is_one_pod_serving_on_every_address(both, name):
 def test_the_lag_exporter_and_the_canary_run_their_modules_with_the_documented_options(both):
     apps = metrics_apps(both)
     assert container(apps["lag-exporter"])["args"] == [
-        "kafka_patterns.lag_exporter", "--metrics-port", "9465", "--metrics-addr", "0.0.0.0"]
+        "kafka_patterns.monitoring.lag_exporter", "--metrics-port", "9465", "--metrics-addr", "0.0.0.0"]
     args = container(apps["canary"])["args"]
-    assert args[0] == "kafka_patterns.canary"
+    assert args[0] == "kafka_patterns.monitoring.canary"
     assert (option(args, "--topic"), option(args, "--group"), option(args, "--metrics-port")) == \
         ("canary", "canary", "9464")
 
@@ -290,7 +290,7 @@ def test_every_spark_driver_declares_its_metrics_port_and_is_told_it(rendered, v
         assert spec["driver"]["ports"] == [{"name": "metrics", "containerPort": port, "protocol": "TCP"}]
         e = env(spec["driver"])
         assert e["KP_METRICS_PORT"]["value"] == str(port)
-        # kafka_patterns.streaming_metrics serves on 127.0.0.1 unless told otherwise.
+        # kafka_patterns.runtime.streaming_metrics serves on 127.0.0.1 unless told otherwise.
         assert e["KP_METRICS_ADDR"]["value"] == "0.0.0.0"
         assert "ports" not in spec["executor"]
         assert not {"KP_METRICS_PORT", "KP_METRICS_ADDR"} & set(env(spec["executor"]))

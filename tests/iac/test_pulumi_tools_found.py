@@ -16,7 +16,7 @@ import pytest
 from manifests import load_module
 
 from helpers import ROOT, VENV_BIN, ansible_env
-from kafka_patterns import catalogue
+from kafka_patterns.config import catalogue
 
 pulumi_installed = load_module("kp_pulumi_installed",
                                ROOT / "ansible" / "roles" / "pulumi_tool" / "library" / "pulumi_installed.py")

@@ -12,7 +12,9 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import ConfigResource
 
 from helpers import ROOT
-from kafka_patterns import clients, kafka_tool, status
+from kafka_patterns.clients import kafka
+from pattern_harness import kafka_tool
+from platform_cli import status
 
 
 def test_the_quorum_has_three_voters_and_a_leader(cluster):
@@ -35,18 +37,18 @@ def test_the_status_views_quorum_from_the_raft_metrics_agrees_with_the_quorum_ap
         nodes = status.raft_metrics(cluster.prometheus_url)
         complete = set(nodes) == set(names) and all("log_end_offset" in v for v in nodes.values())
         return nodes if complete and any(v.get("state") == "leader" for v in nodes.values()) else None
-    nodes = clients.wait_until(scraped, timeout=60, interval=2, what="every controller's raft metrics in Prometheus")
+    nodes = kafka.wait_until(scraped, timeout=60, interval=2, what="every controller's raft metrics in Prometheus")
     assert [names[n] for n, v in nodes.items() if v["state"] == "leader"] == [leader], nodes
     assert {v["current_leader"] for v in nodes.values()} == {leader}, nodes
 
 
 def describe(names: list[str], timeout: float = 10):
-    md = clients.admin("operator").list_topics(timeout=timeout)
+    md = kafka.admin("operator").list_topics(timeout=timeout)
     return {n: md.topics[n] for n in names if n in md.topics}
 
 
 def min_isr(topic: str) -> int:
-    admin, res = clients.admin("operator"), ConfigResource(ConfigResource.Type.TOPIC, topic)
+    admin, res = kafka.admin("operator"), ConfigResource(ConfigResource.Type.TOPIC, topic)
     return int(admin.describe_configs([res])[res].result(timeout=10)["min.insync.replicas"].value)
 
 
@@ -72,7 +74,7 @@ def test_replicas_of_each_partition_span_the_racks(cat, cluster):
 
 def test_internal_topics_are_replicated_like_data(cat, cluster):
     # The transaction log is created on first use: a transactional producer brings it up.
-    tx = Producer({**clients.base_config("admin"), "transactional.id": f"infra-{uuid.uuid4().hex}"})
+    tx = Producer({**kafka.base_config("admin"), "transactional.id": f"infra-{uuid.uuid4().hex}"})
     tx.init_transactions(30)
     rf, isr = cat["cluster"]["replicationFactor"], cat["cluster"]["minInsyncReplicas"]
     internal = ["__consumer_offsets", "__transaction_state", "connect-configs", "connect-offsets", "connect-status"]
@@ -84,7 +86,7 @@ def test_internal_topics_are_replicated_like_data(cat, cluster):
 
 
 def test_connect_lists_the_debezium_plugins_and_no_filestream(cluster):
-    from kafka_patterns import connect
+    from kafka_patterns.clients import connect
 
     classes = {p["class"] for p in connect.request("GET", "/connector-plugins").json()}
     assert {"io.debezium.connector.postgresql.PostgresConnector",

@@ -13,8 +13,9 @@ from monitoring_checks import (
 )
 
 from helpers import ROOT
-from kafka_patterns import clients, inventory
-from kafka_patterns.prometheus_api import instant
+from kafka_patterns.clients import kafka
+from kafka_patterns.clients.prometheus import instant
+from kafka_patterns.config import inventory
 
 testinfra_hosts = ["ansible://monitoring"]
 
@@ -46,5 +47,5 @@ def test_the_canary_delivers_and_loses_nothing(prometheus):
 
 def test_the_lag_exporter_reports_the_canary_group(prometheus):
     """The lag exporter lists the canary's consumer group with a lag per partition."""
-    clients.wait_until(lambda: instant(prometheus, 'count(kafka_consumergroup_lag{consumergroup="canary"})'),
+    kafka.wait_until(lambda: instant(prometheus, 'count(kafka_consumergroup_lag{consumergroup="canary"})'),
                        timeout=90, interval=1, what="the canary group's lag in Prometheus")

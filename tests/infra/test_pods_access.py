@@ -32,7 +32,7 @@ from confluent_kafka.admin import (
 )
 
 from helpers import LOCAL_INVENTORY, ROOT, VENV_BIN, ansible_env, first_error, parse_properties, reading
-from kafka_patterns import clients
+from kafka_patterns.clients import kafka
 
 ACCESS = ROOT / ".run" / "pods-access"
 ADMIN_PASSWORD = ROOT / ".run" / "kafka-access" / "admin.password"
@@ -179,7 +179,7 @@ def test_an_unknown_user_is_refused(bootstrap):
 
 def test_every_job_user_and_the_admin_have_a_scram_sha_512_credential(access, cat):
     module = load_kafka_users_module()
-    admin = clients.admin("admin")  # kept referenced until the result is in
+    admin = kafka.admin("admin")  # kept referenced until the result is in
     described = admin.describe_user_scram_credentials().result(timeout=TIMEOUT)
     for user in [module.k8s_name(j["name"]) for j in cat["jobs"]] + [u["name"] for u in cat["users"]] + ["admin"]:
         assert user in described, user
@@ -199,7 +199,7 @@ def test_the_cluster_holds_exactly_the_acls_of_the_charts_kafka_users(cat):
     (tests/iac/test_local_and_kubernetes_agree.py); here: the running cluster has them."""
     module = load_kafka_users_module()
     want = module.desired_users(cat["jobs"], cat["users"])
-    admin = clients.admin("admin")
+    admin = kafka.admin("admin")
     every = admin.describe_acls(
         AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
                          AclPermissionType.ANY)).result(timeout=TIMEOUT)
@@ -225,7 +225,7 @@ def test_a_job_user_produces_to_its_output_and_consumes_its_input_over_tls(boots
 
     # Into its input as the scenario driver through loopback, then read back as the job.
     offsets: list[tuple[int, int]] = []
-    feeder = clients.producer()
+    feeder = kafka.producer()
     feeder.produce(source, key=run.encode(), value=value,
                    on_delivery=lambda err, msg: offsets.append((msg.partition(), msg.offset())) if not err else None)
     assert feeder.flush(TIMEOUT) == 0 and offsets, "the loopback producer could not write"
@@ -234,7 +234,7 @@ def test_a_job_user_produces_to_its_output_and_consumes_its_input_over_tls(boots
                                                                           "enable.auto.commit": False}))
     try:
         consumer.assign([TopicPartition(source, partition, offset)])
-        msg = clients.wait_until(lambda: consumer.poll(1.0), timeout=TIMEOUT, what=f"the record on {source}")
+        msg = kafka.wait_until(lambda: consumer.poll(1.0), timeout=TIMEOUT, what=f"the record on {source}")
         assert msg.error() is None, msg.error()
         assert msg.value() == value
     finally:
@@ -247,10 +247,10 @@ def test_a_job_user_produces_to_its_output_and_consumes_its_input_over_tls(boots
     assert producer.flush(TIMEOUT) == 0
     err, msg = results[0]
     assert err is None, err
-    check = clients.consumer(f"pods-access-check-{run}")
+    check = kafka.consumer(f"pods-access-check-{run}")
     try:
         check.assign([TopicPartition(sink, msg.partition(), msg.offset())])
-        got = clients.wait_until(lambda: check.poll(1.0), timeout=TIMEOUT, what=f"the record on {sink}")
+        got = kafka.wait_until(lambda: check.poll(1.0), timeout=TIMEOUT, what=f"the record on {sink}")
         assert got.value() == value
     finally:
         check.close()
@@ -280,7 +280,7 @@ def test_a_job_user_may_not_read_a_topic_it_has_no_acl_for(bootstrap, cat, job):
             msg = consumer.poll(1.0)
             return msg.error() if msg is not None and msg.error() else None
 
-        error = clients.wait_until(refused, timeout=TIMEOUT, what=f"the refusal to read {other}")
+        error = kafka.wait_until(refused, timeout=TIMEOUT, what=f"the refusal to read {other}")
         assert error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED, error
     finally:
         consumer.close()

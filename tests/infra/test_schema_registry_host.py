@@ -12,8 +12,9 @@ import socket
 import ssl
 from pathlib import Path
 
-from kafka_patterns import credentials, registry
-from kafka_patterns.inventory import answering
+from kafka_patterns.clients import registry
+from kafka_patterns.config import credentials
+from kafka_patterns.config.inventory import answering
 
 testinfra_hosts = ["ansible://schema_registry"]
 

@@ -4,7 +4,7 @@ batch (counted), and nothing is ever delivered twice."""
 import pytest
 
 from helpers import one_run_at_a_time
-from kafka_patterns.scenarios import at_most_once
+from pattern_harness.scenarios import at_most_once
 
 pytestmark = one_run_at_a_time("at-most-once")
 

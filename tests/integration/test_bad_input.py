@@ -1,5 +1,5 @@
 """No record stops a job: every pattern that reads readings is run with each kind of bad
-record (kafka_patterns.bad_input: 42 kinds, the three former poison records included)
+record (pattern_harness.bad_input: 42 kinds, the three former poison records included)
 mixed into its input. Its good readings must all be written as its promise says, each
 bad record dead-lettered by each of its jobs with the contract's reason and its own
 bytes, and no job may crash."""
@@ -7,7 +7,7 @@ bytes, and no job may crash."""
 import pytest
 
 from helpers import one_run_at_a_time
-from kafka_patterns import bad_input_suite
+from platform_cli import bad_input_suite
 
 PATTERNS = [pytest.param(key, marks=one_run_at_a_time(key)) for key in bad_input_suite.patterns()]
 
@@ -27,7 +27,8 @@ def test_bad_records_are_dead_lettered_and_the_pattern_goes_on(cluster, pattern)
 
 
 def test_every_job_that_reads_readings_dead_letters_and_is_in_the_suite():
-    from kafka_patterns import bad_input, catalogue, scenarios
+    from kafka_patterns.config import catalogue
+    from pattern_harness import bad_input, scenarios
 
     readers = [j for j, spec in catalogue.jobs().items()
                if any(catalogue.schema_of(t) == "reading" for t in spec["inputs"])]

@@ -4,7 +4,7 @@ equal the input; a run with nothing new writes nothing."""
 import pytest
 
 from helpers import one_run_at_a_time
-from kafka_patterns.scenarios import batch
+from pattern_harness.scenarios import batch
 
 pytestmark = one_run_at_a_time("batch")
 
@@ -24,16 +24,17 @@ def test_a_ledger_from_another_kafka_cluster_restarts_from_the_beginning_on_this
     offsets must neither stop the runs (beyond this cluster's ends) nor skip records."""
     import uuid
 
-    from kafka_patterns import catalogue, clients, pg
+    from kafka_patterns.clients import kafka, postgres
+    from kafka_patterns.config import catalogue
     from kafka_patterns.jobs import batch_aggregate
 
-    this_cluster = clients.cluster_id("weather.readings")
+    this_cluster = kafka.cluster_id("weather.readings")
     assert this_cluster, "the cluster has an id"
     key = f"test-ledger-{uuid.uuid4().hex[:8]}"
-    pg.ensure(*batch_aggregate.DDL, table=catalogue.job("batch-aggregate").table)
+    postgres.ensure(*batch_aggregate.DDL, table=catalogue.job("batch-aggregate").table)
     insert = """INSERT INTO batch_ranges (ledger_key, batch_run, topic, kafka_partition, start_offset,
                 end_offset, kafka_cluster) VALUES (%s, %s, 'weather.readings', 0, %s, %s, %s)"""
-    with pg.connect() as conn:
+    with postgres.connect() as conn:
         conn.execute(insert, (key, 1, 0, 10**9, "a-cluster-made-before"))
         assert batch_aggregate.stored_ends(conn, key, this_cluster) == (1, {})
         conn.execute(insert, (key, 2, 0, 5, this_cluster))

@@ -5,7 +5,7 @@ the final state equals Python's and the output holds every reading exactly once.
 import pytest
 
 from helpers import one_run_at_a_time
-from kafka_patterns.scenarios import changelog_state
+from pattern_harness.scenarios import changelog_state
 
 pytestmark = one_run_at_a_time("changelog-state")
 

@@ -4,7 +4,7 @@ offsets: test_self_managed_offsets.py here, three kills in tests/faults.)"""
 import pytest
 
 from helpers import one_run_at_a_time
-from kafka_patterns.scenarios import request_reply
+from pattern_harness.scenarios import request_reply
 
 
 @pytest.mark.slow
@@ -19,7 +19,7 @@ def test_every_request_gets_exactly_one_reply_across_a_responder_restart(cluster
 @pytest.mark.slow
 @one_run_at_a_time("replay")
 def test_replay_from_offset_and_from_timestamp_reproduce_the_aggregate(cluster):
-    from kafka_patterns.scenarios import replay
+    from pattern_harness.scenarios import replay
 
     outcome = replay.run(records=3_000)
     assert outcome.checks == {"replay from offsets reproduces the aggregate": True,

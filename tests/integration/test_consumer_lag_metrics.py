@@ -11,8 +11,9 @@ import uuid
 import pytest
 from prometheus_client import CollectorRegistry
 
-from kafka_patterns import chaos, clients, runner
-from kafka_patterns.lag_exporter import LagCollector, OffsetSource
+from kafka_patterns.clients import kafka
+from kafka_patterns.monitoring.lag_exporter import LagCollector, OffsetSource
+from pattern_harness import chaos, job_runs
 
 RECORDS = 500
 
@@ -35,7 +36,7 @@ def topic(cluster):
 
 
 def produce(topic: str, count: int) -> None:
-    producer = clients.producer()
+    producer = kafka.producer()
     errors = []
     for i in range(count):
         producer.produce(topic, key=str(i % 20).encode(), value=f"record {i}".encode(),
@@ -46,10 +47,10 @@ def produce(topic: str, count: int) -> None:
 @pytest.mark.slow
 def test_exported_lag_sum_is_the_seeded_groups_exact_lag(topic):
     group = f"lag-exporter-test-{uuid.uuid4().hex[:8]}"  # the harness may use any group ("*" Read)
-    start = clients.end_offsets(topic, chaos.PARTITIONS)
-    runner.seed_group(group, topic, start)
+    start = kafka.end_offsets(topic, chaos.PARTITIONS)
+    job_runs.seed_group(group, topic, start)
     produce(topic, RECORDS)
-    end = clients.end_offsets(topic, chaos.PARTITIONS)
+    end = kafka.end_offsets(topic, chaos.PARTITIONS)
     assert sum(end[p] - start[p] for p in end) == RECORDS
 
     registry = exporter(group)
@@ -60,6 +61,6 @@ def test_exported_lag_sum_is_the_seeded_groups_exact_lag(topic):
         assert registry.get_sample_value("kafka_consumergroup_current_offset", {**labels, "partition": str(p)}) \
             == offset
 
-    runner.seed_group(group, topic, end)
+    job_runs.seed_group(group, topic, end)
     assert registry.get_sample_value("kafka_consumergroup_lag_sum", labels) == 0
     assert registry.get_sample_value("kafka_patterns_lag_exporter_scrape_errors_total") == 0

@@ -3,9 +3,10 @@
 import pytest
 
 from helpers import one_run_at_a_time
-from kafka_patterns import clients, generator
+from kafka_patterns.clients import kafka
 from kafka_patterns.jobs.content_filter import PREDICATES_PY
-from kafka_patterns.scenarios import base, content_filter
+from pattern_harness import generator
+from pattern_harness.scenarios import base, content_filter
 
 pytestmark = one_run_at_a_time("content-filter")
 
@@ -48,7 +49,7 @@ def test_in_real_time_mode_it_routes_while_running_and_a_stop_logs_no_error(clus
             got = content_filter.received_ids(base.read_records(out_start), run_id)
             return all(want[t] <= set(got.get(t, [])) for t in want)
 
-        clients.wait_until(all_routed, 180, 1, "every matching reading in its alert topic")
+        kafka.wait_until(all_routed, 180, 1, "every matching reading in its alert topic")
     finally:
         job_process.stop()
     errors = [line for line in log.read_text().splitlines() if " ERROR " in line or line.startswith("Traceback")]

@@ -10,7 +10,8 @@ import pytest
 from matplotlib import image
 
 from helpers import ROOT
-from kafka_patterns import dashboard, screenshot
+from kafka_patterns.monitoring import dashboard
+from platform_cli import screenshot
 
 
 @pytest.fixture(scope="module")

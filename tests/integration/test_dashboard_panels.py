@@ -2,7 +2,7 @@
 from the live local Prometheus: each target's PromQL, over the last 10 minutes, returns a
 series with a number in it. Panels marked kafkaPatterns.dataOnlyWhen (a Spark streaming
 query, a Connect connector) are held to it only while their condition has data too; the
-others must show data on a healthy platform (the convention: kafka_patterns.dashboard).
+others must show data on a healthy platform (the convention: kafka_patterns.monitoring.dashboard).
 
 Needs the platform's monitoring (make up: Prometheus, the canary, the lag exporter); it is
 skipped, saying so, only when the inventory has no monitoring host."""
@@ -15,8 +15,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from helpers import LOCAL_INVENTORY, one_run_at_a_time
-from kafka_patterns import catalogue, clients, generator, inventory, runner
-from kafka_patterns.dashboard import Dashboard, QueryError, Series, load_dashboards, query_range
+from kafka_patterns.clients import kafka
+from kafka_patterns.config import catalogue, inventory
+from kafka_patterns.monitoring.dashboard import Dashboard, QueryError, Series, load_dashboards, query_range
+from pattern_harness import generator, job_runs
 
 WINDOW = 600  # seconds: the last 10 minutes
 STEP = 15
@@ -53,10 +55,10 @@ def a_streaming_job(prometheus):
     """The job as its own process serving its metrics (as a scenario's job processes do
     while the local monitoring runs), until Prometheus has scraped its micro-batches."""
     topic = catalogue.job(STREAMING_JOB).inputs[0]
-    run = runner.new_run()
-    starting = runner.end_offsets([topic])
-    job = runner.spawn_job(STREAMING_JOB, runner.job_args(STREAMING_JOB, run, starting, bounded=False),
-                           runner.job_log(STREAMING_JOB, run))
+    run = job_runs.new_run()
+    starting = job_runs.end_offsets([topic])
+    job = job_runs.spawn_job(STREAMING_JOB, job_runs.job_args(STREAMING_JOB, run, starting, bounded=False),
+                           job_runs.job_log(STREAMING_JOB, run))
     try:
         def scraped() -> bool:
             assert job.alive(), f"{STREAMING_JOB} exited: {job.log_tail()}"
@@ -65,7 +67,7 @@ def a_streaming_job(prometheus):
             return all(with_data(prometheus, expr) for expr in (
                 f"kafka_patterns_streaming_state_rows{selector}",
                 f"rate(kafka_patterns_streaming_batches_total{selector}[1m])"))  # a rate: two scrapes
-        clients.wait_until(scraped, 180, interval=2, what=f"Prometheus to scrape {STREAMING_JOB}'s micro-batches twice")
+        kafka.wait_until(scraped, 180, interval=2, what=f"Prometheus to scrape {STREAMING_JOB}'s micro-batches twice")
         yield
     finally:
         job.stop()

@@ -7,7 +7,9 @@ import uuid
 from confluent_kafka import TopicPartition
 
 from helpers import one_run_at_a_time
-from kafka_patterns import catalogue, clients, credentials, dlq
+from kafka_patterns.clients import kafka
+from kafka_patterns.config import catalogue, credentials
+from platform_cli import dlq
 
 # The replayed letters land in weather.readings: not while a pipeline run (test_pipeline,
 # test_bad_input) reads it, counting what it dead-letters (the pipeline's xdist group).
@@ -15,7 +17,7 @@ pytestmark = one_run_at_a_time("pipeline")
 
 
 def write_letters(job: str, reasons: list[str]) -> None:
-    producer = clients.producer()  # the harness: it may write weather.* topics
+    producer = kafka.producer()  # the harness: it may write weather.* topics
     for i, reason in enumerate(reasons):
         producer.produce(dlq.TOPIC, f"bad-{job}-{i}".encode(), b"sensor-01", headers=[
             ("trace-id", f"{job}-{i}".encode()),  # the record's own header, carried by its letter
@@ -27,7 +29,7 @@ def write_letters(job: str, reasons: list[str]) -> None:
 def replayed(job: str, since: dict[int, int]) -> list[tuple[bytes, list]]:
     """The replayed records of this job's letters: (value, header names)."""
     topic = "weather.readings"
-    consumer = clients.consumer(f"harness-dlq-probe-{uuid.uuid4().hex[:8]}")
+    consumer = kafka.consumer(f"harness-dlq-probe-{uuid.uuid4().hex[:8]}")
     consumer.assign([TopicPartition(topic, p, o) for p, o in since.items()])
     found: list[tuple[bytes, list]] = []
     try:
@@ -37,7 +39,7 @@ def replayed(job: str, since: dict[int, int]) -> list[tuple[bytes, list]]:
                 if "replayed.from" in headers and m.value().startswith(f"bad-{job}-".encode()):
                     found.append((m.value(), m.headers()))
             return len(found) >= 2
-        clients.wait_until(seen_both, timeout=60, interval=0, what="the replayed letters in weather.readings")
+        kafka.wait_until(seen_both, timeout=60, interval=0, what="the replayed letters in weather.readings")
     finally:
         consumer.close()
     return found
@@ -46,7 +48,7 @@ def replayed(job: str, since: dict[int, int]) -> list[tuple[bytes, list]]:
 def test_letters_are_grouped_by_reason_and_one_reason_is_replayed(cluster):
     job = f"dlq-test-{uuid.uuid4().hex[:8]}"
     write_letters(job, ["not JSON", "ts out of range", "not JSON"])
-    since = clients.end_offsets("weather.readings", catalogue.topics()["weather.readings"].partitions)
+    since = kafka.end_offsets("weather.readings", catalogue.topics()["weather.readings"].partitions)
     with credentials.as_user(dlq.USER):
         ours = [x for x in dlq.read_all() if x.headers.get("job") == job]
         groups = {g.reason: g.count for g in dlq.group(ours)}

@@ -3,7 +3,7 @@
 import pytest
 
 from helpers import one_run_at_a_time
-from kafka_patterns.scenarios import many_to_many
+from pattern_harness.scenarios import many_to_many
 
 pytestmark = one_run_at_a_time("many-to-many")
 

@@ -4,7 +4,7 @@ per-sensor order."""
 import pytest
 
 from helpers import one_run_at_a_time
-from kafka_patterns.scenarios import one_to_one
+from pattern_harness.scenarios import one_to_one
 
 pytestmark = one_run_at_a_time("one-to-one")
 

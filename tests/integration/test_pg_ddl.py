@@ -4,7 +4,7 @@
 import threading
 import uuid
 
-from kafka_patterns import pg
+from kafka_patterns.clients import postgres
 
 
 def test_the_same_new_table_ensured_from_many_threads_at_once_fails_none(cluster):
@@ -15,7 +15,7 @@ def test_the_same_new_table_ensured_from_many_threads_at_once_fails_none(cluster
     def ensure() -> None:
         start.wait()
         try:
-            pg.ensure(ddl, f"CREATE INDEX IF NOT EXISTS {table}_v ON {table} (v)")
+            postgres.ensure(ddl, f"CREATE INDEX IF NOT EXISTS {table}_v ON {table} (v)")
         except Exception as e:  # the assertion below names it
             errors.append(f"{type(e).__name__}: {e}")
 
@@ -27,4 +27,4 @@ def test_the_same_new_table_ensured_from_many_threads_at_once_fails_none(cluster
             t.join(60)
         assert errors == []
     finally:
-        pg.ensure(f"DROP TABLE IF EXISTS {table}")
+        postgres.ensure(f"DROP TABLE IF EXISTS {table}")

@@ -3,7 +3,7 @@
 import pytest
 
 from helpers import one_run_at_a_time
-from kafka_patterns.scenarios import pipeline
+from pattern_harness.scenarios import pipeline
 
 # One pipeline run at a time: runs side by side share the station profiles (the Makefile
 # runs the tier's tests on several workers; an xdist group stays on one).

@@ -3,7 +3,7 @@
 import pytest
 
 from helpers import one_run_at_a_time
-from kafka_patterns.scenarios import share_queue
+from pattern_harness.scenarios import share_queue
 
 pytestmark = one_run_at_a_time("share-queue")
 

@@ -3,7 +3,7 @@ duplicates nothing and keeps per-partition (and so per-key) order."""
 
 import pytest
 
-from kafka_patterns import smoke
+from pattern_harness import smoke
 
 
 @pytest.mark.slow

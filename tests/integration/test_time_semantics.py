@@ -4,7 +4,7 @@ ingestion time is the broker's; processing time counts everything."""
 import pytest
 
 from helpers import one_run_at_a_time
-from kafka_patterns.scenarios import time_semantics
+from pattern_harness.scenarios import time_semantics
 
 pytestmark = one_run_at_a_time("time-semantics")
 

@@ -3,7 +3,7 @@
 import pytest
 
 from helpers import one_run_at_a_time
-from kafka_patterns.scenarios import total_order
+from pattern_harness.scenarios import total_order
 
 pytestmark = one_run_at_a_time("total-order")
 

@@ -20,7 +20,7 @@ from strimzi_access import NAMESPACE as STRIMZI_NAMESPACE
 from strimzi_access import harness_env
 
 from helpers import ROOT
-from kafka_patterns import kube
+from pattern_harness import kube_jobs
 
 KUBE_DIR = ROOT / ".run" / "kube"
 ADMIN_KUBECONFIG = KUBE_DIR / "admin.kubeconfig"
@@ -115,4 +115,4 @@ def in_cluster_kafka(kubectl: Kubectl, monkeypatch: pytest.MonkeyPatch) -> None:
     its Kafka through the nodeport listener as the harness KafkaUser."""
     for name, value in harness_env(kubectl).items():
         monkeypatch.setenv(name, value)
-    assert kube.connect().namespace == STRIMZI_NAMESPACE
+    assert kube_jobs.connect().namespace == STRIMZI_NAMESPACE

@@ -7,7 +7,7 @@ import json
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from kafka_patterns import clients
+from kafka_patterns.clients import kafka
 
 
 def ready_pod(kubectl, namespace: str, component: str) -> dict:
@@ -20,7 +20,7 @@ def ready_pod(kubectl, namespace: str, component: str) -> dict:
                    and all(c.get("ready") for c in p["status"].get("containerStatuses", []))]
         return running[0] if len(running) == 1 else None
 
-    return clients.wait_until(ready, timeout=300, interval=2, what=f"one ready {component} pod in {namespace}")
+    return kafka.wait_until(ready, timeout=300, interval=2, what=f"one ready {component} pod in {namespace}")
 
 
 def scrape(kubectl, namespace: str, component: str) -> dict[str, float]:

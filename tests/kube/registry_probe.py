@@ -12,8 +12,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from kafka_patterns import registry
-from kafka_patterns.registry import Registry, RegistryError, RegistryRefused
+from kafka_patterns.clients import registry
+from kafka_patterns.clients.registry import Registry, RegistryError, RegistryRefused
 
 URL = os.environ["SCHEMA_REGISTRY_URL"]
 CA = Path(os.environ["SCHEMA_REGISTRY_CA_FILE"])

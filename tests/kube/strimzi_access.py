@@ -1,8 +1,8 @@
 """The test harness on the host as a client of the in-cluster Kafka: through the nodeport
 listener of values-local-strimzi.yaml, as the catalogue's harness user, its password
 from the KafkaUser's Secret and the cluster CA from Strimzi's Secret. harness_env()
-returns the KAFKA_* environment that points kafka_patterns.clients there, and the
-KP_NAMESPACE that points kafka_patterns.kube at the release."""
+returns the KAFKA_* environment that points kafka_patterns.clients.kafka there, and the
+KP_NAMESPACE that points pattern_harness.kube_jobs at the release."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from helpers import ROOT
-from kafka_patterns import catalogue
+from kafka_patterns.config import catalogue
 
 VERSIONS = yaml.safe_load((ROOT / "ansible" / "versions.yml").read_text())
 SPARK_VERSION = VERSIONS["spark_version"]
@@ -115,7 +115,7 @@ def test_runtime_is_what_the_official_image_provides(run: Run) -> None:
 
 
 def test_job_package_imports_and_finds_the_catalogue(run: Run) -> None:
-    script = ("import json; from kafka_patterns import catalogue as c; "
+    script = ("import json; from kafka_patterns.config import catalogue as c; "
               "print(json.dumps({'file': str(c.CATALOGUE_FILE), 'jobs': sorted(c.jobs()), "
               "'spark': c.versions()['spark_version']}))")
     found = json.loads(ok(run("kafka-patterns-spark", "python3", "-c", script)).strip().splitlines()[-1])

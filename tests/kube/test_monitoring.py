@@ -9,7 +9,7 @@ from __future__ import annotations
 import pod_metrics
 import pytest
 
-from kafka_patterns import clients
+from kafka_patterns.clients import kafka
 
 pytestmark = pytest.mark.slow
 NAMESPACE = "kafka-patterns"
@@ -20,7 +20,7 @@ def scrape(kubectl, component: str) -> dict[str, float]:
 
 
 def test_the_canary_pod_delivers_through_the_cluster_and_loses_nothing(kubectl):
-    samples = clients.wait_until(
+    samples = kafka.wait_until(
         lambda: (m := scrape(kubectl, "canary")).get("kafka_patterns_canary_records_consumed_total", 0) > 0 and m,
         timeout=180, interval=3, what="the canary pod's first consumed probes")
     assert samples["kafka_patterns_canary_records_lost_total"] == 0, samples
@@ -28,6 +28,6 @@ def test_the_canary_pod_delivers_through_the_cluster_and_loses_nothing(kubectl):
 
 
 def test_the_lag_exporter_pod_reports_the_canary_pods_group(kubectl):
-    clients.wait_until(
+    kafka.wait_until(
         lambda: scrape(kubectl, "lag-exporter").get("kafka_consumergroup_lag{consumergroup=canary.kube}") is not None,
         timeout=180, interval=3, what="the lag of group canary.kube from the lag-exporter pod")

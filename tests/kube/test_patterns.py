@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_patterns import kube, kube_scenarios
-from kafka_patterns.scenarios import batch
+from pattern_harness import kube_jobs, kube_scenarios
+from pattern_harness.scenarios import batch
 
 
-def running(job: str) -> kube.Cluster:
+def running(job: str) -> kube_jobs.Cluster:
     """The job's streaming application is RUNNING in the namespace the helpers point at."""
-    cl = kube.connect()
-    state = kube.wait_for_state(cl, kube.k8s_name(job), {"RUNNING"}, timeout=600)
+    cl = kube_jobs.connect()
+    state = kube_jobs.wait_for_state(cl, kube_jobs.k8s_name(job), {"RUNNING"}, timeout=600)
     assert state == "RUNNING", f"SparkApplication {job} in {cl.namespace} is {state}: run `make deploy STACK=local`"
     return cl
 
@@ -91,7 +91,7 @@ def test_cdc_pipeline_applies_every_change_to_the_release_replica(cluster, in_cl
 @pytest.fixture
 def work_queue_members(cluster, in_cluster_kafka) -> list[str]:
     """The work-queue Deployment's pods, all ready (values-local-strimzi.yaml: two)."""
-    return kube.wait_for_deployment("work-queue", timeout=600)
+    return kube_jobs.wait_for_deployment("work-queue", timeout=600)
 
 
 @pytest.mark.slow

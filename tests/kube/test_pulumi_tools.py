@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, load_module
-from kafka_patterns import catalogue
+from kafka_patterns.config import catalogue
 
 BIN = ROOT / ".cache" / "bin"
 PULUMI_INSTALLED = ROOT / "ansible" / "roles" / "pulumi_tool" / "library" / "pulumi_installed.py"

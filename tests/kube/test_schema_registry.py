@@ -16,7 +16,7 @@ import yaml
 from probe_pod import run_probe
 
 from helpers import ROOT
-from kafka_patterns import schemas
+from kafka_patterns.config import schemas
 
 NAMESPACE = "kafka-patterns"
 PASSWORDS = ROOT / ".run" / "kafka-access"

@@ -23,7 +23,8 @@ import pytest
 from schedules import set_suspended
 
 from helpers import ROOT
-from kafka_patterns import generator, pg
+from kafka_patterns.clients import postgres
+from pattern_harness import generator
 
 STREAMING = "one-to-one"
 SCHEDULED = "batch-aggregate"
@@ -185,5 +186,5 @@ def test_the_scheduled_application_fires_on_its_schedule_and_its_runs_complete(k
     assert set(completed) & {*status.get("pastSuccessfulRunNames", []), status.get("lastRunName")}
     # The runs read Kafka as their catalogue user and wrote their ledger: the readings
     # produced above are aggregated by some run (batch_runs counts each run's records).
-    rows = pg.query("SELECT count(*), max(finished_at) FROM batch_runs WHERE ledger_key = %s", (SCHEDULED,))
+    rows = postgres.query("SELECT count(*), max(finished_at) FROM batch_runs WHERE ledger_key = %s", (SCHEDULED,))
     assert rows[0][0] >= 1 and rows[0][1].timestamp() >= started, rows

@@ -20,7 +20,7 @@ from probe_pod import run_probe
 from strimzi_access import CLUSTER, NAMESPACE
 
 from helpers import ROOT
-from kafka_patterns import pg
+from kafka_patterns.clients import postgres
 
 OPERATOR_NAMESPACE = "kafka-patterns-operators"
 CATALOGUE = yaml.safe_load((ROOT / "spark-jobs" / "catalogue.yaml").read_text())
@@ -116,9 +116,9 @@ def test_the_cdc_connectors_run_with_a_replication_slot_of_their_own(kafka, kube
         assert [t["state"] for t in status["tasks"]] == ["RUNNING"], (name, status)
     # On the host's PostgreSQL, beside the host Connect's slot, and streaming to this one.
     source = VALUES["connect"]["connectorConfig"]["stations-source"]
-    slots = dict(pg.query("SELECT slot_name, active FROM pg_replication_slots WHERE plugin = 'pgoutput'"))
+    slots = dict(postgres.query("SELECT slot_name, active FROM pg_replication_slots WHERE plugin = 'pgoutput'"))
     assert slots.get(source["slot.name"]) is True, slots
-    publications = {r[0] for r in pg.query("SELECT pubname FROM pg_publication")}
+    publications = {r[0] for r in postgres.query("SELECT pubname FROM pg_publication")}
     assert source["publication.name"] in publications, publications
 
 
@@ -168,18 +168,18 @@ def test_the_harness_on_the_host_writes_and_reads_back_through_the_nodeport_list
     verification, as its KafkaUser."""
     from confluent_kafka import TopicPartition
 
-    from kafka_patterns import clients
+    from kafka_patterns.clients import kafka as kafka_client
 
     topic, probe = "weather.readings", f"harness-probe-{time.time_ns()}".encode()
     written: list = []
-    producer = clients.producer()
+    producer = kafka_client.producer()
     producer.produce(topic, key=probe, value=probe, on_delivery=lambda err, m: written.append(err or m))
     assert producer.flush(60) == 0 and written and not isinstance(written[0], Exception), written
     msg = written[0]
-    consumer = clients.probe()
+    consumer = kafka_client.probe()
     try:
         consumer.assign([TopicPartition(topic, msg.partition(), msg.offset())])
-        got = clients.wait_until(lambda: consumer.poll(1.0), timeout=60, what="the probe read back")
+        got = kafka_client.wait_until(lambda: consumer.poll(1.0), timeout=60, what="the probe read back")
         assert got.error() is None and got.value() == probe
     finally:
         consumer.close()

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from helpers import ROOT
-from kafka_patterns import clients
+from kafka_patterns.clients.kafka import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -75,7 +75,7 @@ def steady(kubectl) -> dict[str, float]:
     kubectl("wait", "-n", NAMESPACE, f"kafka/{CLUSTER}", "--for=condition=Ready", "--timeout=600s", timeout=620,
             check=True)
     first = canary(kubectl)
-    return clients.wait_until(
+    return wait_until(
         lambda: (m := canary(kubectl))[f"{C}consumed_total"] > first[f"{C}consumed_total"] and m,
         timeout=180, interval=3, what="the canary reading its probes")
 
@@ -100,7 +100,7 @@ def after_the_grace(kubectl, before: dict[str, float], reads: Reads) -> dict[str
         return last[f"{C}consumed_total"] + last[f"{C}lost_total"] >= acked_at_end and dict(last)
 
     try:
-        return clients.wait_until(accounted_for, timeout=300, interval=2,
+        return wait_until(accounted_for, timeout=300, interval=2,
                                   what=f"the canary reading or judging each of the {acked_at_end:.0f} probes acked")
     except TimeoutError as e:
         counters = {k.removeprefix(C): v for k, v in last.items() if k.startswith(C)}
@@ -119,7 +119,7 @@ def test_a_kafka_pod_deleted_mid_stream_loses_no_acked_probe(kubectl, steady):
         return pod is not None and pod["metadata"]["uid"] != old_uid and is_ready(pod)
 
     started = time.monotonic()
-    clients.wait_until(back, timeout=600, interval=1, what=f"{victim} recreated and Ready")
+    wait_until(back, timeout=600, interval=1, what=f"{victim} recreated and Ready")
     recovered = time.monotonic() - started
     after = after_the_grace(kubectl, steady, reads)
     print(f"\npod {victim} deleted: Ready again after {recovered:.0f}s; canary acked "
@@ -151,7 +151,7 @@ def test_a_broker_config_change_rolls_the_pods_one_at_a_time_and_loses_no_acked_
         return (len(pods) == NODES and all(is_ready(p) for p in pods.values())
                 and all(p["metadata"]["uid"] != uids.get(name) for name, p in pods.items()))
 
-    clients.wait_until(rolled, timeout=1500, interval=1, what="every Kafka pod restarted with the new config")
+    wait_until(rolled, timeout=1500, interval=1, what="every Kafka pod restarted with the new config")
     took = time.monotonic() - started
     after = after_the_grace(kubectl, steady, reads)
     print(f"\nrolling update (queued.max.requests={value}): {NODES} pods restarted in {took:.0f}s, at most "

@@ -19,7 +19,8 @@ import uuid
 import pytest
 import requests
 
-from kafka_patterns import clients, connect, credentials, inventory
+from kafka_patterns.clients import connect, kafka
+from kafka_patterns.config import credentials, inventory
 
 TIMEOUT = 15
 REFERENCE = re.compile(r"^\$\{file:/[^:}]+:[^:}]+\}$")
@@ -141,7 +142,7 @@ def test_a_catalogue_connectors_config_shows_no_password(rest_url):
     cluster = inventory.load()
     secrets = {s for s in (cluster.postgres_password, cluster.postgres_replication_password,
                            credentials.password("connect")) if s}
-    # A connector built exactly like the catalogue's JDBC sink (kafka_patterns.connect), on
+    # A connector built exactly like the catalogue's JDBC sink (kafka_patterns.clients.connect), on
     # a topic that does not exist: it writes nothing, and its task resolves the password.
     spec = next(s for s in connect.specs().values() if s["class"].endswith("JdbcSinkConnector"))
     probe = "refusal-probe-sink"
@@ -149,7 +150,7 @@ def test_a_catalogue_connectors_config_shows_no_password(rest_url):
     try:
         r = connect.request("PUT", f"/connectors/{probe}/config", base_url=rest_url, json=config, timeout=TIMEOUT)
         assert r.status_code in (200, 201), (r.status_code, r.text[:500])
-        clients.wait_until(lambda: connect.request("GET", f"/connectors/{probe}/tasks", base_url=rest_url,
+        kafka.wait_until(lambda: connect.request("GET", f"/connectors/{probe}/tasks", base_url=rest_url,
                                                    timeout=TIMEOUT).json(),
                            60, interval=1, what=f"the tasks of connector {probe}")
         shows_no_password(rest_url, probe, secrets)

@@ -37,7 +37,9 @@ from confluent_kafka.admin import (
 )
 
 from helpers import first_error
-from kafka_patterns import clients, credentials, kafka_tool
+from kafka_patterns.clients import kafka
+from kafka_patterns.config import credentials
+from pattern_harness import kafka_tool
 
 TIMEOUT = 30
 
@@ -166,7 +168,7 @@ def consume_error(user: str, bootstrap: str, topic: str, group: str) -> KafkaErr
             msg = consumer.poll(1.0)
             return msg.error() if msg is not None and msg.error() else None
 
-        return clients.wait_until(refused, timeout=TIMEOUT, what=f"the refusal of {user} on {topic}")
+        return kafka.wait_until(refused, timeout=TIMEOUT, what=f"the refusal of {user} on {topic}")
     finally:
         consumer.close()
 

@@ -7,7 +7,7 @@
 - anyone deleting, reading the admin API (export, config) or using the
   Confluent-compatible API: 403;
 - a breaking schema version, refused by the registry itself (the artifact's BACKWARD
-  rule), with its message, through kafka_patterns.registry; the compatible one accepted.
+  rule), with its message, through kafka_patterns.clients.registry; the compatible one accepted.
 The admin's allowed calls are checked too, so each refusal is one of a user who could
 otherwise act. Throwaway artifacts go to a group of their own, a new id per run, so
 re-runs pass. Skipped, with the reason, only when the registry is not running."""
@@ -19,8 +19,9 @@ import uuid
 import pytest
 import requests
 
-from kafka_patterns import credentials, inventory, registry
-from kafka_patterns.registry import Registry, RegistryRefused
+from kafka_patterns.clients import registry
+from kafka_patterns.clients.registry import Registry, RegistryRefused
+from kafka_patterns.config import credentials, inventory
 
 TIMEOUT = 15
 PROBES = "refusal-probes"
@@ -180,7 +181,7 @@ def test_a_breaking_version_is_refused_by_the_registry_and_a_compatible_one_acce
 
 
 def test_the_catalogues_schemas_are_registered_for_the_readers(url):
-    from kafka_patterns import schemas
+    from kafka_patterns.config import schemas
 
     reader = Registry.from_inventory("reader")
     for name, schema in schemas.declared().items():

@@ -11,7 +11,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark():
-    from kafka_patterns import spark as kp_spark
+    from kafka_patterns.runtime import spark as kp_spark
 
     return kp_spark.session("unit-tests")
 

@@ -5,7 +5,9 @@ import hashlib
 import json
 
 from helpers import FakeMessage
-from kafka_patterns import bad_input, deadletters, dlq, readings
+from kafka_patterns.runtime import dead_letters, readings
+from pattern_harness import bad_input
+from platform_cli import dlq
 
 
 def letter(job, topic, partition, offset, reason, value):
@@ -57,7 +59,7 @@ def test_a_client_jobs_letter_names_reason_source_and_job():
         def topic(self):
             return "work.queue"
 
-    got = dict(deadletters.headers(Msg(b"{", partition=4, offset=99), "not JSON", "work-queue"))
+    got = dict(dead_letters.headers(Msg(b"{", partition=4, offset=99), "not JSON", "work-queue"))
     assert got == {"reason": b"not JSON", "source.topic": b"work.queue", "source.partition": b"4",
                    "source.offset": b"99", "job": b"work-queue"}
 
@@ -69,37 +71,37 @@ def test_a_client_jobs_letter_carries_the_records_own_headers_first():
 
     own = [("apicurio.value.globalId", b"\x00\x00\x00\x00\x00\x00\x00\x15"), ("trace", None),
            ("reason", b"forged by the producer")]  # a letter's own header name is the letter's alone
-    got = deadletters.headers(Msg(b"{", headers=own), "not JSON", "fanout-logger")
+    got = dead_letters.headers(Msg(b"{", headers=own), "not JSON", "fanout-logger")
     assert got[:2] == own[:2]
-    assert [k for k, _ in got[2:]] == list(deadletters.HEADERS) and dict(got)["reason"] == b"not JSON"
+    assert [k for k, _ in got[2:]] == list(dead_letters.HEADERS) and dict(got)["reason"] == b"not JSON"
 
 
 def test_a_record_lettered_again_carries_none_of_its_earlier_letters_headers():
-    earlier = [("trace", b"t"), ("reason", b"conflicting duplicate"), (deadletters.STORED_HEADER, b"{}"),
+    earlier = [("trace", b"t"), ("reason", b"conflicting duplicate"), (dead_letters.STORED_HEADER, b"{}"),
                ("truncated", b"true"), ("original.size", b"9")]
-    assert deadletters.carried(earlier) == [("trace", b"t")]
+    assert dead_letters.carried(earlier) == [("trace", b"t")]
 
 
 def test_a_letter_that_fits_is_the_record_and_its_headers_unchanged():
     own = [("reason", b"not JSON"), ("job", b"j")]
-    letter = deadletters.bounded(b"k", b"v" * 1000, [("trace", b"t")], own)
+    letter = dead_letters.bounded(b"k", b"v" * 1000, [("trace", b"t")], own)
     assert letter == (b"k", b"v" * 1000, [("trace", b"t"), *own])
 
 
 def test_a_letter_too_large_for_a_produce_request_keeps_a_prefix_the_size_and_the_digest():
     value = b"x" * 2_000_000  # a compressible value the broker took compressed
     own = [("reason", b"larger than 4096 bytes"), ("source.offset", b"7")]
-    key, cut, headers = deadletters.bounded(b"k" * 5000, value, [("trace", b"t")], own)
-    assert (key, cut) == (b"k" * deadletters.PREFIX_BYTES, value[:deadletters.PREFIX_BYTES])
+    key, cut, headers = dead_letters.bounded(b"k" * 5000, value, [("trace", b"t")], own)
+    assert (key, cut) == (b"k" * dead_letters.PREFIX_BYTES, value[:dead_letters.PREFIX_BYTES])
     got = dict(headers)
     assert got["truncated"] == b"true" and got["original.size"] == b"2000000"
     assert got["original.sha256"] == hashlib.sha256(value).hexdigest().encode()
     assert got["reason"] == b"larger than 4096 bytes" and got["trace"] == b"t"
     size = len(key) + len(cut) + sum(len(k) + len(v or b"") for k, v in headers)
-    assert size <= deadletters.LETTER_BUDGET
+    assert size <= dead_letters.LETTER_BUDGET
 
 
 def test_a_letter_whose_record_headers_are_too_large_drops_them():
     own = [("reason", b"not JSON")]
-    _, value, headers = deadletters.bounded(None, b"{", [("big", b"h" * 1_000_000)], own)
-    assert value == b"{" and [k for k, _ in headers] == ["reason", *deadletters.TRUNCATION]
+    _, value, headers = dead_letters.bounded(None, b"{", [("big", b"h" * 1_000_000)], own)
+    assert value == b"{" and [k for k, _ in headers] == ["reason", *dead_letters.TRUNCATION]

@@ -4,11 +4,11 @@ scenario's contiguity check."""
 import pytest
 
 from helpers import reading
-from kafka_patterns import readings
-from kafka_patterns import spark as kp_spark
 from kafka_patterns.jobs import batch_aggregate
-from kafka_patterns.readings import Reading
-from kafka_patterns.scenarios import batch
+from kafka_patterns.runtime import readings
+from kafka_patterns.runtime import spark as kp_spark
+from kafka_patterns.runtime.readings import Reading
+from pattern_harness.scenarios import batch
 
 
 def test_aggregate_counts_sums_and_last_seq_per_run_and_sensor(kafka_records):

@@ -230,7 +230,7 @@ def test_the_stages_table_sets_each_mode_side_by_side_and_keeps_a_failed_stage()
 
 def test_the_bench_stages_are_stateless_jobs_that_can_run_in_real_time_mode():
     from bench import stages
-    from kafka_patterns import catalogue
+    from kafka_patterns.config import catalogue
 
     for stage in stages.STAGES:
         for job in stage.jobs:

@@ -12,8 +12,11 @@ from types import SimpleNamespace
 import pytest
 from prometheus_client import CollectorRegistry
 
-from kafka_patterns import canary, clients
-from kafka_patterns.canary import Canary, CanaryError, Ledger, Metrics, Options
+from kafka_patterns.clients import kafka
+from kafka_patterns.monitoring import canary
+from kafka_patterns.monitoring.canary import Canary, CanaryError, Ledger, Metrics, Options
+from kafka_patterns.runtime import metrics_server
+from kafka_patterns.runtime.metrics_server import MetricsPortBusy
 
 TOPIC = "canary"
 NONE = dict.fromkeys(("failed", "lost", "duplicated", "reordered"), 0)
@@ -149,8 +152,8 @@ def test_a_busy_metrics_port_fails_naming_it() -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        with pytest.raises(CanaryError, match=rf"metrics port 127\.0\.0\.1:{port} .*--metrics-port"):
-            canary.serve_metrics(port, CollectorRegistry())
+        with pytest.raises(MetricsPortBusy, match=rf"metrics port 127\.0\.0\.1:{port} .*--metrics-port"):
+            metrics_server.serve(port, CollectorRegistry())
 
 
 @pytest.mark.parametrize(("argv", "option"), [
@@ -174,7 +177,7 @@ def test_the_cli_options() -> None:
 
 
 def test_an_unsafe_producer_override_fails_naming_the_option(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(clients, "base_config", lambda user=None: {"bootstrap.servers": "127.0.0.1:9"})
+    monkeypatch.setattr(kafka, "base_config", lambda user=None: {"bootstrap.servers": "127.0.0.1:9"})
     with pytest.raises(CanaryError, match="--producer-config"):
         Canary(Options(producer_config={"acks": "1"}))._new_producer()  # idempotence needs acks=all
 
@@ -236,13 +239,13 @@ class FakeBroker:
 
 def test_a_run_counts_a_dropped_acknowledged_record_as_lost(monkeypatch: pytest.MonkeyPatch) -> None:
     broker = FakeBroker(partitions=3, drop=(1, 2))
-    monkeypatch.setattr(clients, "producer", broker.producer)
-    monkeypatch.setattr(clients, "consumer", broker.consumer)
+    monkeypatch.setattr(kafka, "producer", broker.producer)
+    monkeypatch.setattr(kafka, "consumer", broker.consumer)
     probe = Canary(Options(rate=100, metrics_port=None, grace_seconds=0.3))
     stop, result = threading.Event(), {}
     worker = threading.Thread(target=lambda: result.update(probe.run(stop)))
     worker.start()
-    clients.wait_until(lambda: probe.summary()["consumed"] >= 30, timeout=10, interval=0.05, what="30 probes read")
+    kafka.wait_until(lambda: probe.summary()["consumed"] >= 30, timeout=10, interval=0.05, what="30 probes read")
     stop.set()
     worker.join(timeout=10)
     assert not worker.is_alive()
@@ -256,7 +259,7 @@ def test_the_metrics_are_served_over_http() -> None:
 
     registry = CollectorRegistry()
     Metrics(registry, TOPIC).count("acked", 3)
-    server = canary.serve_metrics(0, registry)  # port 0: any free port
+    server = metrics_server.serve(0, registry)  # port 0: any free port
     try:
         url = f"http://127.0.0.1:{server.server_port}/metrics"
         body = urllib.request.urlopen(url, timeout=5).read().decode()
@@ -269,7 +272,7 @@ def test_the_metrics_are_served_over_http() -> None:
 
 def test_a_repeated_error_logs_one_line_then_its_count(caplog: pytest.LogCaptureFixture) -> None:
     quiet = canary.QuietLog()
-    with caplog.at_level("WARNING", logger="kafka_patterns.canary"):
+    with caplog.at_level("WARNING", logger="kafka_patterns.monitoring.canary"):
         for port in range(11092, 11092 + 50):
             quiet.error(f"127.0.0.1:{port}/1: Connect failed after 3ms")
         quiet.report(force=True)

@@ -3,8 +3,8 @@ import inspect
 
 import pytest
 
-from kafka_patterns import catalogue
-from kafka_patterns.catalogue import CatalogueError
+from kafka_patterns.config import catalogue
+from kafka_patterns.config.catalogue import CatalogueError
 
 
 def test_the_shipped_catalogue_is_valid(cat):
@@ -70,14 +70,14 @@ def test_every_declared_pattern_has_a_scenario_and_every_scenario_a_pattern():
     import importlib
     import pkgutil
 
-    from kafka_patterns import scenarios
+    from pattern_harness import scenarios
 
     modules = {m.name for m in pkgutil.iter_modules(scenarios.__path__) if m.name not in ("base", "__init__")}
     declared = {p.scenario: name for name, p in catalogue.patterns().items()}
     assert sorted(set(declared) - modules) == [], "patterns whose scenario module is missing"
     assert sorted(modules - set(declared)) == [], "scenario modules no pattern declares"
     for module, name in declared.items():
-        scenario = importlib.import_module(f"kafka_patterns.scenarios.{module}")
+        scenario = importlib.import_module(f"pattern_harness.scenarios.{module}")
         assert callable(getattr(scenario, "run", None)), f"{module} has no run()"
         assert catalogue.patterns()[name] == scenario.PATTERN
 
@@ -88,7 +88,7 @@ def test_patterns_are_typed_and_in_demo_order():
     fanout = catalogue.patterns()["fan-out"]
     assert [j.name for j in fanout.jobs] == ["fanout-logger", "fanout-averager", "fanout-minmax"]
     assert all(isinstance(j.promise, catalogue.Promise) and j.inputs for j in fanout.jobs)
-    assert catalogue.pattern_of_scenario("kafka_patterns.scenarios.transactional").name == "exactly-once-kafka"
+    assert catalogue.pattern_of_scenario("pattern_harness.scenarios.transactional").name == "exactly-once-kafka"
 
 
 def test_a_job_spec_names_its_topics_by_role():
@@ -112,8 +112,8 @@ def test_every_fault_a_pattern_declares_is_one_its_scenario_injects():
     """The faults tier's matrix is the catalogue's patterns × their faults: each declared
     fault must be one the scenario can inject, sized by its FAULT_RUN; a mode that is
     not a FailureMode fails here, not in the middle of the faults tier."""
-    from kafka_patterns import scenarios
-    from kafka_patterns.services import FailureMode
+    from pattern_harness import scenarios
+    from pattern_harness.job_processes import FailureMode
 
     for name, scenario in scenarios.modules().items():
         declared = [FailureMode(m) for m in catalogue.patterns()[name].faults]

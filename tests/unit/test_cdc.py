@@ -3,7 +3,8 @@ configs registered with Kafka Connect."""
 
 import json
 
-from kafka_patterns import connect, inventory
+from kafka_patterns.clients import connect
+from kafka_patterns.config import inventory
 from kafka_patterns.jobs import cdc_transform as cdc
 
 
@@ -47,7 +48,7 @@ def test_debezium_tombstones_and_foreign_values_are_dropped(spark, kafka_records
 
 
 def test_values_that_are_not_change_events_are_dead_lettered_with_a_reason(spark, kafka_records):
-    from kafka_patterns import spark as kp_spark
+    from kafka_patterns.runtime import spark as kp_spark
 
     values = [event("c", after=row(1)), "not json", {"op": "x"}, event("u", after={"name": "no id"}), b""]
     parsed = cdc.parse_events(kafka_records(values, topic="cdc.public.stations", keys=["k"] * len(values)))

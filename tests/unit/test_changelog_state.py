@@ -4,10 +4,10 @@ the rebuild from a changelog, and the scenario's own Python reference and compar
 import json
 
 from helpers import FakeMessage, reading
-from kafka_patterns import readings
 from kafka_patterns.jobs import changelog_state as job
 from kafka_patterns.jobs.changelog_state import SensorState
-from kafka_patterns.scenarios import changelog_state as scenario
+from kafka_patterns.runtime import readings
+from pattern_harness.scenarios import changelog_state as scenario
 
 
 def parsed(seq: int, **kw) -> readings.Reading:
@@ -89,7 +89,7 @@ def test_state_differences_name_the_sensor_and_tolerate_only_float_rounding():
 
 
 def test_the_changelog_and_the_output_hold_what_their_topics_schemas_declare():
-    from kafka_patterns import catalogue, schemas
+    from kafka_patterns.config import catalogue, schemas
 
     spec = catalogue.job("changelog-state")
     r, s = parsed(7, temperature=21.5), SensorState(2, 40.0, 18.5, 21.5, 7)

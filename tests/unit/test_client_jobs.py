@@ -2,7 +2,7 @@
 
 from helpers import FakeMessage
 from kafka_patterns.jobs import at_most_once, transactional_copier
-from kafka_patterns.readings import Reading
+from kafka_patterns.runtime.readings import Reading
 
 TS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: event time inside the reading contract's bounds
 

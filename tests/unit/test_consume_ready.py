@@ -3,7 +3,7 @@ only (librdkafka's consume(n, timeout) waits out the timeout unless n records co
 
 from __future__ import annotations
 
-from kafka_patterns import clients
+from kafka_patterns.clients import kafka
 
 
 class RecordingConsumer:
@@ -22,11 +22,11 @@ class RecordingConsumer:
 
 def test_records_already_fetched_come_back_without_waiting():
     c = RecordingConsumer(ready=["a", "b", "c"], arriving=["d"])
-    assert clients.consume_ready(c, 2, 0.5) == ["a", "b"]
+    assert kafka.consume_ready(c, 2, 0.5) == ["a", "b"]
     assert c.calls == [(2, 0)]
 
 
 def test_with_nothing_fetched_it_waits_for_one_record_not_a_full_batch():
     c = RecordingConsumer(ready=[], arriving=["d", "e"])
-    assert clients.consume_ready(c, 500, 0.5) == ["d"]
+    assert kafka.consume_ready(c, 500, 0.5) == ["d"]
     assert c.calls == [(500, 0), (1, 0.5)]

@@ -4,11 +4,11 @@ scenario's expected routes."""
 from pyspark.sql import functions as F
 
 from helpers import reading
-from kafka_patterns import readings
-from kafka_patterns import spark as kp_spark
 from kafka_patterns.jobs import content_filter as cf
-from kafka_patterns.readings import Reading
-from kafka_patterns.scenarios import content_filter as scenario
+from kafka_patterns.runtime import readings
+from kafka_patterns.runtime import spark as kp_spark
+from kafka_patterns.runtime.readings import Reading
+from pattern_harness.scenarios import content_filter as scenario
 
 DEAD = "dead.t"
 JOB = "content-filter"

@@ -1,5 +1,5 @@
 """The Grafana dashboards (role kafka_metrics, files/dashboards/*.json) and their static
-renderer (kafka_patterns.dashboard), without a cluster: every file valid for Grafana, every
+renderer (kafka_patterns.monitoring.dashboard), without a cluster: every file valid for Grafana, every
 panel with a title, a unit and PromQL that promtool parses, every metric it reads one the
 platform produces (taken from the producers' own code, the JMX exporter rules and the
 alerts), and the page drawn from a fake Prometheus, placeholders and errors included."""
@@ -25,10 +25,10 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from helpers import ROOT, jmx_export, jmx_reads
-from kafka_patterns import dashboard
-from kafka_patterns.canary import Metrics as CanaryMetrics
-from kafka_patterns.dashboard import DashboardError, load_dashboards, panel_queries
-from kafka_patterns.lag_exporter import LagCollector
+from kafka_patterns.monitoring import dashboard
+from kafka_patterns.monitoring.canary import Metrics as CanaryMetrics
+from kafka_patterns.monitoring.dashboard import DashboardError, load_dashboards, panel_queries
+from kafka_patterns.monitoring.lag_exporter import LagCollector
 
 FILES = ROOT / "ansible" / "roles" / "kafka_metrics" / "files"
 DASHBOARDS = FILES / "dashboards"
@@ -136,7 +136,7 @@ class NoGroups:
 
 
 def known_metrics() -> set[str]:
-    from kafka_patterns.streaming_metrics import ProgressMetrics  # imports pyspark: only here
+    from kafka_patterns.runtime.streaming_metrics import ProgressMetrics  # imports pyspark: only here
 
     canary, lag = CollectorRegistry(), CollectorRegistry()
     CanaryMetrics(canary, "canary")

@@ -1,4 +1,4 @@
-from kafka_patterns.delivery import account, count_reordered
+from pattern_harness.delivery import account, count_reordered
 
 
 def test_perfect_delivery_counts_nothing():

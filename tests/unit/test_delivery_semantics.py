@@ -5,7 +5,7 @@ checkpoint commit."""
 
 import pytest
 
-from kafka_patterns import catalogue
+from kafka_patterns.config import catalogue
 from kafka_patterns.jobs import base, readings_to_postgres
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kafka_patterns import dlq
+from platform_cli import dlq
 
 
 def letter(offset: int, reason: str | None, job: str = "content-filter", source: str = "weather.readings"):
@@ -32,7 +32,7 @@ def test_a_record_lettered_by_several_jobs_is_replayed_once():
 
 
 def test_the_dlq_user_may_write_every_input_of_a_dead_lettering_job_and_nothing_more():
-    from kafka_patterns import catalogue
+    from kafka_patterns.config import catalogue
 
     cat = catalogue.load()
     inputs = {t for j in cat["jobs"] if j.get("deadletter") for t in j["inputs"]}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from kafka_patterns import clients
+from kafka_patterns.clients import kafka
 
 
 class FlakyProbe:
@@ -26,22 +26,22 @@ class FlakyProbe:
 
 def test_a_leader_that_moved_is_asked_again(monkeypatch):
     p = FlakyProbe([KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE])
-    monkeypatch.setattr(clients, "probe", lambda: p)
-    assert clients.end_offsets("t", 2) == {0: 10, 1: 11}
+    monkeypatch.setattr(kafka, "probe", lambda: p)
+    assert kafka.end_offsets("t", 2) == {0: 10, 1: 11}
     assert p.closed
 
 
 def test_other_errors_are_raised_at_once(monkeypatch):
     p = FlakyProbe([KafkaError.TOPIC_AUTHORIZATION_FAILED])
-    monkeypatch.setattr(clients, "probe", lambda: p)
+    monkeypatch.setattr(kafka, "probe", lambda: p)
     with pytest.raises(KafkaException) as raised:
-        clients.end_offsets("t", 1)
+        kafka.end_offsets("t", 1)
     assert raised.value.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert p.closed
 
 
 def test_leadership_in_flux_past_the_timeout_is_raised(monkeypatch):
     p = FlakyProbe([KafkaError.NOT_LEADER_FOR_PARTITION] * 1000)
-    monkeypatch.setattr(clients, "probe", lambda: p)
+    monkeypatch.setattr(kafka, "probe", lambda: p)
     with pytest.raises(KafkaException):
-        clients.end_offsets("t", 1, timeout=0.5)
+        kafka.end_offsets("t", 1, timeout=0.5)

@@ -3,10 +3,10 @@
 import pytest
 
 from helpers import reading
-from kafka_patterns import spark as kp_spark
 from kafka_patterns.jobs import fanout
-from kafka_patterns.readings import Reading
-from kafka_patterns.scenarios import fanout as scenario
+from kafka_patterns.runtime import spark as kp_spark
+from kafka_patterns.runtime.readings import Reading
+from pattern_harness.scenarios import fanout as scenario
 
 
 def values():

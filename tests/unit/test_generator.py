@@ -3,7 +3,8 @@ generated reading dead-lettered as bad would count as lost in the scenarios."""
 
 import random
 
-from kafka_patterns import generator, readings
+from kafka_patterns.runtime import readings
+from pattern_harness import generator
 
 
 class ExtremeGauss(random.Random):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_patterns import inventory
+from kafka_patterns.config import inventory
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, VENV_BIN, ansible_env
-from kafka_patterns.inventory import FILE_LOOKUP, Cluster, MissingSecret, resolve
+from kafka_patterns.config.inventory import FILE_LOOKUP, Cluster, MissingSecret, resolve
 
 
 def test_the_cluster_repr_shows_no_password():

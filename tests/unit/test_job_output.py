@@ -7,25 +7,25 @@ from __future__ import annotations
 import sys
 import threading
 
-from kafka_patterns import runner
+from pattern_harness import job_runs
 
 
 def test_the_first_job_ending_first_leaves_the_streams_as_they_were(tmp_path, monkeypatch):
     log = tmp_path / "demo.log"
-    monkeypatch.setattr(runner, "_details", log)
+    monkeypatch.setattr(job_runs, "_details", log)
     before = (sys.stdout, sys.stderr)
     entered = [threading.Event(), threading.Event()]
     first_left = threading.Event()
 
     def first_job() -> None:
-        with runner.job_output():
+        with job_runs.job_output():
             print("job 0 prints")
             entered[0].set()
             entered[1].wait(10)  # leaves first, while the second job still runs
         first_left.set()
 
     def second_job() -> None:
-        with runner.job_output():
+        with job_runs.job_output():
             print("job 1 prints")
             entered[1].set()
             first_left.wait(10)
@@ -43,7 +43,7 @@ def test_the_first_job_ending_first_leaves_the_streams_as_they_were(tmp_path, mo
 
 
 def test_without_a_details_log_nothing_is_redirected(monkeypatch):
-    monkeypatch.setattr(runner, "_details", None)
+    monkeypatch.setattr(job_runs, "_details", None)
     before = (sys.stdout, sys.stderr)
-    with runner.job_output():
+    with job_runs.job_output():
         assert (sys.stdout, sys.stderr) == before

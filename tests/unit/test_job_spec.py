@@ -10,8 +10,9 @@ import types
 
 import pytest
 
-from kafka_patterns import catalogue, inventory, runner
+from kafka_patterns.config import catalogue, inventory
 from kafka_patterns.jobs import base, client, readings_to_postgres
+from pattern_harness import job_runs
 
 RTP = readings_to_postgres.__name__
 JOBS = sorted(catalogue.job_specs())
@@ -94,8 +95,8 @@ def test_run_job_names_the_job_to_the_module(monkeypatch, tmp_path):
     calls = []
     fake = types.SimpleNamespace(main=lambda argv: calls.append(argv) or 0)
     real = importlib.import_module
-    monkeypatch.setattr(runner.importlib, "import_module", lambda module: fake if module == RTP else real(module))
-    runner.run_job("at-least-once", "run1")
+    monkeypatch.setattr(job_runs.importlib, "import_module", lambda module: fake if module == RTP else real(module))
+    job_runs.run_job("at-least-once", "run1")
     (argv,) = calls
     assert argv[:2] == ["--job", "at-least-once"]
     assert "--available-now" in argv
@@ -105,8 +106,8 @@ def test_run_job_names_the_job_to_the_module(monkeypatch, tmp_path):
 def test_spawn_job_names_the_job_on_the_command_line(monkeypatch):
     started = []
     inventory.load()  # read (ansible-inventory, cached) before Popen is replaced
-    monkeypatch.setattr(runner.subprocess, "Popen", lambda cmd, **kw: started.append(cmd))
-    runner.spawn_job("work-queue", ["--worker-id", "w1"])
+    monkeypatch.setattr(job_runs.subprocess, "Popen", lambda cmd, **kw: started.append(cmd))
+    job_runs.spawn_job("work-queue", ["--worker-id", "w1"])
     (cmd,) = started
     assert cmd[1:] == ["-m", "kafka_patterns.jobs.work_queue", "--job", "work-queue", "--worker-id", "w1"]
 

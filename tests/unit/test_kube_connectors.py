@@ -3,7 +3,7 @@ running only when Connect reports it and every one of its tasks RUNNING."""
 
 from __future__ import annotations
 
-from kafka_patterns import kube
+from pattern_harness import kube_jobs
 
 
 class FakeCustomObjects:
@@ -30,7 +30,7 @@ def test_connectors_are_read_from_the_namespace_with_their_states_and_config():
         connector("stations-sink", {"table.name.format": "t"}, connect_status("RUNNING", "FAILED")),
         connector("new-one", {}),
     ])
-    found = kube.connectors(kube.Cluster("ns", api, None, None, None))
+    found = kube_jobs.connectors(kube_jobs.Cluster("ns", api, None, None, None))
     assert api.asked == [("kafka.strimzi.io", "v1", "ns", "kafkaconnectors")]
     assert found["stations-source"].running and found["stations-source"].config == {"slot.name": "s"}
     # A failed task, or no report yet, is not running.
@@ -40,4 +40,4 @@ def test_connectors_are_read_from_the_namespace_with_their_states_and_config():
 
 def test_a_connector_without_tasks_is_not_running():
     api = FakeCustomObjects([connector("c", {}, connect_status("RUNNING"))])
-    assert not kube.connectors(kube.Cluster("ns", api, None, None, None))["c"].running
+    assert not kube_jobs.connectors(kube_jobs.Cluster("ns", api, None, None, None))["c"].running

@@ -13,8 +13,9 @@ import pytest
 from confluent_kafka import ConsumerGroupType, KafkaError, KafkaException, TopicPartition
 from prometheus_client import CollectorRegistry
 
-from kafka_patterns import clients, lag_exporter
-from kafka_patterns.lag_exporter import LagCollector, OffsetSource, Partial
+from kafka_patterns.clients import kafka
+from kafka_patterns.monitoring import lag_exporter
+from kafka_patterns.monitoring.lag_exporter import LagCollector, OffsetSource, Partial
 
 ERRORS = "kafka_patterns_lag_exporter_scrape_errors_total"
 
@@ -116,7 +117,7 @@ def test_a_failing_source_counts_the_error_and_logs_once(caplog) -> None:
     collector = LagCollector(source)
     r = CollectorRegistry()
     r.register(collector)
-    with caplog.at_level(logging.WARNING, logger="kafka_patterns.lag_exporter"):
+    with caplog.at_level(logging.WARNING, logger="kafka_patterns.monitoring.lag_exporter"):
         first = {m.name: m for m in collector.collect()}  # no exception
         assert r.get_sample_value(ERRORS) == 2
     assert first["kafka_patterns_lag_exporter_scrape_errors"].samples[0].value == 1
@@ -221,7 +222,7 @@ def test_a_partition_of_a_deleted_topic_has_no_end_offset_and_is_no_failure() ->
 
 
 def test_a_busy_metrics_port_fails_naming_it(monkeypatch, capsys) -> None:
-    monkeypatch.setattr(clients, "admin", lambda user=None: FakeAdmin())  # no credentials needed
+    monkeypatch.setattr(kafka, "admin", lambda user=None: FakeAdmin())  # no credentials needed
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()

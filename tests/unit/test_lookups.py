@@ -1,4 +1,4 @@
-"""The cached lookup table of a stream-static join (kafka_patterns.lookups): read once
+"""The cached lookup table of a stream-static join (kafka_patterns.runtime.lookups): read once
 at start, served from the cache while the lookup topic is unchanged, read again once
 its end offsets move. Spark's side is a stand-in that counts the reads, the end
 offsets a stub: the test needs neither Kafka nor Spark."""
@@ -7,7 +7,8 @@ import threading
 
 import pytest
 
-from kafka_patterns import clients, lookups
+from kafka_patterns.clients import kafka
+from kafka_patterns.runtime import lookups
 
 
 class Watermarks:
@@ -58,7 +59,7 @@ class Table:
 def lookup(monkeypatch):
     partitions = lookups.catalogue.topics()["user.profiles"].partitions
     watermarks, table = Watermarks(partitions), Table()
-    monkeypatch.setattr(clients, "probe", lambda: watermarks)
+    monkeypatch.setattr(kafka, "probe", lambda: watermarks)
     monkeypatch.setattr(lookups.spark, "read_batch", lambda session, topics: "records")
     cached = lookups.CachedLookup(None, ["user.profiles"], lambda records: table, refresh_seconds=0.01)
     yield cached, watermarks, table

@@ -1,10 +1,10 @@
 """many-to-many: merged rows carry their source topic; accounting keys per producer."""
 
 from helpers import reading
-from kafka_patterns import spark as kp_spark
-from kafka_patterns.delivery import account
 from kafka_patterns.jobs import many_to_many
-from kafka_patterns.scenarios import many_to_many as scenario
+from kafka_patterns.runtime import spark as kp_spark
+from pattern_harness.delivery import account
+from pattern_harness.scenarios import many_to_many as scenario
 
 
 def test_merged_rows_are_tagged_with_the_producer_topic(spark, kafka_records):

@@ -3,8 +3,8 @@
 import datetime as dt
 
 from helpers import reading
-from kafka_patterns import spark as kp_spark
 from kafka_patterns.jobs import readings_to_postgres
+from kafka_patterns.runtime import spark as kp_spark
 
 
 def test_rows_carry_every_column_of_the_sink_with_event_time(kafka_records):

@@ -10,8 +10,9 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafka_patterns import bad_input, readings
-from kafka_patterns import spark as kp_spark
+from kafka_patterns.runtime import readings
+from kafka_patterns.runtime import spark as kp_spark
+from pattern_harness import bad_input
 
 GENERATED = 10_000
 GOOD = {"run": "r1", "sensor": "sensor-01", "station": "station-1", "seq": 7, "temperature": 21.5,

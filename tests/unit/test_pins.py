@@ -22,7 +22,7 @@ import built_images
 import image_context
 import pins
 
-from kafka_patterns import catalogue
+from kafka_patterns.config import catalogue
 
 PROJECT = tomllib.loads((ROOT / "spark-jobs" / "pyproject.toml").read_text())["project"]
 VERSIONS = yaml.safe_load((ROOT / "ansible" / "versions.yml").read_text())

@@ -5,10 +5,10 @@ import itertools
 import json
 
 from helpers import reading
-from kafka_patterns import spark as kp_spark
 from kafka_patterns.jobs import pipeline
-from kafka_patterns.readings import Reading
-from kafka_patterns.scenarios import pipeline as scenario
+from kafka_patterns.runtime import spark as kp_spark
+from kafka_patterns.runtime.readings import Reading
+from pattern_harness.scenarios import pipeline as scenario
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z, a window boundary
 
@@ -126,7 +126,7 @@ def test_a_duplicated_reading_counts_once_in_its_window(kafka_records):
 def test_each_stage_writes_what_its_output_topic_schema_declares(spark, kafka_records):
     """enrich and aggregate write records their topics' declared schemas accept (a
     station without a profile included)."""
-    from kafka_patterns import catalogue, schemas
+    from kafka_patterns.config import catalogue, schemas
 
     stages = scenario.stages()
     by_topic = enriched(spark, kafka_records, [reading(1), reading(2, station="station-9")])

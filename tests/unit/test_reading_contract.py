@@ -4,8 +4,9 @@ give every case the same verdict, with the same reason."""
 
 import pytest
 
-from kafka_patterns import bad_input, readings
-from kafka_patterns import spark as kp_spark
+from kafka_patterns.runtime import readings
+from kafka_patterns.runtime import spark as kp_spark
+from pattern_harness import bad_input
 
 CASES = bad_input.cases("r1")
 IDS = [c[0] for c in CASES]

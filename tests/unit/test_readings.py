@@ -3,8 +3,8 @@
 import pytest
 
 from helpers import reading
-from kafka_patterns import readings
-from kafka_patterns import spark as kp_spark
+from kafka_patterns.runtime import readings
+from kafka_patterns.runtime import spark as kp_spark
 
 MALFORMED = {
     b"{not json": "not JSON",

@@ -1,4 +1,4 @@
-"""The record schemas (kafka_patterns.schemas): every declared schema's versions are
+"""The record schemas (kafka_patterns.config.schemas): every declared schema's versions are
 files that are valid JSON Schemas and BACKWARD compatible, each with the one before it
 (the check CI runs on every schema change); the compatibility check refuses each kind
 of breaking change and accepts the compatible ones; and the reading schema judges the
@@ -9,7 +9,9 @@ import json
 
 import pytest
 
-from kafka_patterns import bad_input, catalogue, readings, schemas
+from kafka_patterns.config import catalogue, schemas
+from kafka_patterns.runtime import readings
+from pattern_harness import bad_input
 
 
 def test_every_declared_schema_is_a_compatible_chain_of_versions(capsys):

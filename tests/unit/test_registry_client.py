@@ -1,4 +1,4 @@
-"""kafka_patterns.registry without a registry: the schema id header as Apicurio's serdes
+"""kafka_patterns.clients.registry without a registry: the schema id header as Apicurio's serdes
 write it, the requests the client sends, how it reads the registry's refusals, and what
 it does on each answer (a fake transport stands in for the HTTP calls)."""
 
@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from kafka_patterns import registry
-from kafka_patterns.registry import Registry, RegistryError, RegistryRefused
+from kafka_patterns.clients import registry
+from kafka_patterns.clients.registry import Registry, RegistryError, RegistryRefused
 
 SCHEMA = {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}
 

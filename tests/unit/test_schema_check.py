@@ -1,4 +1,4 @@
-"""A consumer's check of a record's schema tag (kafka_patterns.schema_check), with the
+"""A consumer's check of a record's schema tag (kafka_patterns.runtime.schema_check), with the
 registry stood in by a dict: an untagged reading passes on the contract alone; a tagged
 one must name a registered version of the topic's schema and match it, newer versions
 included; every refusal has a reason for its dead letter."""
@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from kafka_patterns import readings, schemas
-from kafka_patterns.schema_check import SchemaCheck, UnknownId, Version
+from kafka_patterns.config import schemas
+from kafka_patterns.runtime import readings
+from kafka_patterns.runtime.schema_check import SchemaCheck, UnknownId, Version
 
 HEADER = "apicurio.value.contentId"
 V1, V2 = schemas.declared()["reading"].versions[:2]

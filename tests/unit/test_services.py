@@ -1,4 +1,4 @@
-"""The job service lifecycle (kafka_patterns.services) against real tiny child
+"""The job service lifecycle (pattern_harness.job_processes) against real tiny child
 processes: a Python sleep loop stands in for a job, one with a child of its own for a
 Spark driver and its JVM."""
 
@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kafka_patterns import clients, services
-from kafka_patterns.services import FailureMode, JobService, ProcessService, stop_all
+from kafka_patterns.clients import kafka
+from pattern_harness import job_processes
+from pattern_harness.job_processes import FailureMode, JobService, ProcessService, stop_all
 
 # Prints its pid and its child's (the "JVM"), then ticks; says bye on SIGTERM.
 DRIVER = """
@@ -41,7 +42,7 @@ def state(pid: int) -> str | None:
 
 
 def jvm_pid(s: ProcessService) -> int:
-    line = clients.wait_until(lambda: next((x for x in s.log.read_text().splitlines() if x.startswith("pids")), None),
+    line = kafka.wait_until(lambda: next((x for x in s.log.read_text().splitlines() if x.startswith("pids")), None),
                               10, interval=0.05, what="the driver to start its child")
     return int(line.split()[1])
 
@@ -53,7 +54,7 @@ def test_start_alive_and_clean_stop(tmp_path):
     assert s.kill(FailureMode.CLEAN_STOP) == 0
     assert not s.alive()
     assert "bye" in s.log_tail(), "SIGTERM runs the job's shutdown hook"
-    clients.wait_until(lambda: state(child) in (None, "Z") or None, 10, interval=0.05,
+    kafka.wait_until(lambda: state(child) in (None, "Z") or None, 10, interval=0.05,
                        what="the child to get the group's SIGTERM")
 
 
@@ -73,7 +74,7 @@ while True:
 def test_a_clean_stop_returns_only_once_the_jvm_has_shut_down_too(tmp_path):
     s = service(tmp_path, SLOW_JVM).start()
     jvm = jvm_pid(s)
-    clients.wait_until(lambda: "jvm ready" in s.log.read_text(), 10, interval=0.05,
+    kafka.wait_until(lambda: "jvm ready" in s.log.read_text(), 10, interval=0.05,
                        what="the JVM stand-in's SIGTERM handler")
     assert s.stop() == 0
     # Returned after the slow shutdown, not when the driver left: a restart now is alone.
@@ -87,7 +88,7 @@ def test_sigkill_takes_the_whole_process_group(tmp_path):
     assert s.kill(FailureMode.SIGKILL) == -9
     assert not s.alive()
     assert "bye" not in s.log_tail(), "no shutdown hook on SIGKILL"
-    clients.wait_until(lambda: state(child) in (None, "Z") or None, 10, interval=0.05,
+    kafka.wait_until(lambda: state(child) in (None, "Z") or None, 10, interval=0.05,
                        what="the JVM stand-in to die with its driver")
 
 
@@ -103,7 +104,7 @@ def test_pause_stops_and_resumes(tmp_path):
     assert s.log.read_text().count("tick") == ticks, "no progress while paused"
     pausing.join()
     assert s.alive()
-    clients.wait_until(lambda: s.log.read_text().count("tick") > ticks or None, 10, interval=0.05,
+    kafka.wait_until(lambda: s.log.read_text().count("tick") > ticks or None, 10, interval=0.05,
                        what="the job to resume after SIGCONT")
     s.stop()
 
@@ -138,28 +139,28 @@ def test_stop_all_stops_every_service_and_kills_a_stubborn_one(tmp_path):
                "time.sleep(60)"
     polite = service(tmp_path).start()
     deaf = ProcessService([sys.executable, "-c", stubborn], tmp_path / "deaf.log").start()
-    clients.wait_until(lambda: "up" in deaf.log.read_text() or None, 10, interval=0.05, what="the handler")
+    kafka.wait_until(lambda: "up" in deaf.log.read_text() or None, 10, interval=0.05, what="the handler")
     stop_all([polite, deaf], timeout=0.5)
     assert not polite.alive() and not deaf.alive()
     assert deaf.wait() == -9
 
 
 def test_job_service_runs_the_catalogue_module_as_the_jobs_user(monkeypatch, tmp_path):
-    monkeypatch.setattr(services.credentials, "run_dir", lambda: tmp_path)  # no monitoring running
-    monkeypatch.setattr(services.inventory, "listing_env", lambda: {"KP_INVENTORY_LISTING": "inv\n{}"})
+    monkeypatch.setattr(job_processes.credentials, "run_dir", lambda: tmp_path)  # no monitoring running
+    monkeypatch.setattr(job_processes.inventory, "listing_env", lambda: {"KP_INVENTORY_LISTING": "inv\n{}"})
     s = JobService("work-queue", ["--worker-id", "w1"], env={"X": "1"})
     assert s.cmd[1:] == ["-m", "kafka_patterns.jobs.work_queue", "--job", "work-queue", "--worker-id", "w1"]
-    assert s.env == {"KP_KAFKA_USER": "work-queue", "KP_DRIVER_JAVA_OPTIONS": services.SHORT_LIVED_JVM_OPTIONS,
+    assert s.env == {"KP_KAFKA_USER": "work-queue", "KP_DRIVER_JAVA_OPTIONS": job_processes.SHORT_LIVED_JVM_OPTIONS,
                      "KP_INVENTORY_LISTING": "inv\n{}", "X": "1"}
     with pytest.raises(AssertionError, match="not started"):
         s.wait()
 
 
 def test_a_job_announces_its_metrics_only_while_the_local_monitoring_runs(monkeypatch, tmp_path):
-    monkeypatch.setattr(services.credentials, "run_dir", lambda: tmp_path)
-    assert services.monitoring_env() == {}
+    monkeypatch.setattr(job_processes.credentials, "run_dir", lambda: tmp_path)
+    assert job_processes.monitoring_env() == {}
     (tmp_path / "monitoring" / "targets").mkdir(parents=True)
-    assert services.monitoring_env() == {"KP_METRICS_PORT": "0",
+    assert job_processes.monitoring_env() == {"KP_METRICS_PORT": "0",
                                          "KP_PROMETHEUS_SD_DIR": str(tmp_path / "monitoring" / "targets")}
     assert JobService("work-queue").env["KP_METRICS_PORT"] == "0"
 
@@ -184,7 +185,7 @@ def test_a_job_is_stopped_through_its_driver_and_its_jvm_left_to_follow(tmp_path
     s.cmd = [sys.executable, "-c", DRIVER_AND_GATEWAY_JVM]
     s.start()
     jvm = jvm_pid(s)
-    clients.wait_until(lambda: "jvm ready" in s.log.read_text(), 10, interval=0.05, what="the JVM stand-in")
+    kafka.wait_until(lambda: "jvm ready" in s.log.read_text(), 10, interval=0.05, what="the JVM stand-in")
     assert s.kill(FailureMode.CLEAN_STOP) == 0
     log = s.log.read_text()
     assert "bye" in log and "jvm: driver gone" in log, log
@@ -204,6 +205,6 @@ def test_sigterm_asks_a_job_to_stop_and_its_caller_gets_its_own_handler_back():
             assert callers == [], "not the caller's handler while the job runs"
         # A job run in-process (the demo, a scenario) leaves its caller's SIGTERM as it was.
         os.kill(os.getpid(), signal.SIGTERM)
-        clients.wait_until(lambda: callers, 5, interval=0.01, what="the caller's handler")
+        kafka.wait_until(lambda: callers, 5, interval=0.01, what="the caller's handler")
     finally:
         signal.signal(signal.SIGTERM, previous)

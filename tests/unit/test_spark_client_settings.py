@@ -1,7 +1,7 @@
 """The Spark Kafka source gets the same credentials as the confluent-kafka clients,
 translated to the Java client's settings (the chart sets KAFKA_CLIENT_* once)."""
 
-from kafka_patterns.spark import java_client_settings
+from kafka_patterns.runtime.spark import java_client_settings
 
 
 def test_scram_credentials_become_a_jaas_config_and_the_ca_a_pem_truststore():

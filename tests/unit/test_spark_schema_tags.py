@@ -1,15 +1,16 @@
 """The Spark jobs' check of a record's schema tag (spark.parse_readings with
-kafka_patterns.schema_tags), with the registry's ids stood in by a fixed map: it refuses
+kafka_patterns.runtime.schema_tags), with the registry's ids stood in by a fixed map: it refuses
 what the client jobs' check (schema_check) refuses, with the same reasons, and with no
 registry configured it checks no tag at all."""
 
 import pytest
 
 from helpers import reading
-from kafka_patterns import schema_tags, schemas
-from kafka_patterns import spark as kp_spark
-from kafka_patterns.registry import VALUE_ID_HEADER, decode_id, encode_id
-from kafka_patterns.schema_check import SchemaCheck, UnknownId, Version
+from kafka_patterns.clients.registry import VALUE_ID_HEADER, decode_id, encode_id
+from kafka_patterns.config import schemas
+from kafka_patterns.runtime import schema_tags
+from kafka_patterns.runtime import spark as kp_spark
+from kafka_patterns.runtime.schema_check import SchemaCheck, UnknownId, Version
 
 V1, V2 = schemas.declared()["reading"].versions[:2]
 REGISTRY = {11: Version("reading", 1, V1), 12: Version("reading", 2, V2), 21: Version("sensor-state", 1, {})}
@@ -83,14 +84,14 @@ def test_without_a_registry_no_tag_is_checked(tagged_records, kafka_records, mon
 
 def test_a_refused_records_letter_carries_its_tag_so_a_replay_is_held_to_it_again(tagged_records, monkeypatch):
     monkeypatch.setattr(schema_tags, "known_ids", lambda: KNOWN)
-    from kafka_patterns import deadletters
+    from kafka_patterns.runtime import dead_letters
 
     parsed = kp_spark.parse_readings(tagged_records([(reading(1), tag(11)), (reading(2, pressure=1.0), tag(11)),
                                                      (b"{oops", None)]))
     letters = kp_spark.dead_letter_rows(parsed, "weather.deadletter", "pipeline-clean").orderBy("value").collect()
     headers = [[(h.key, bytes(h.value)) for h in row.headers] for row in letters]
-    assert [[k for k, _ in h] for h in headers] == [["trace", VALUE_ID_HEADER, *deadletters.HEADERS],
-                                                    list(deadletters.HEADERS)]
+    assert [[k for k, _ in h] for h in headers] == [["trace", VALUE_ID_HEADER, *dead_letters.HEADERS],
+                                                    list(dead_letters.HEADERS)]
     assert headers[0][:2] == tag(11)
     assert kp_spark.valid_only(parsed).columns == kp_spark.valid_only(
         kp_spark.parse_readings(tagged_records([(reading(1), None)]))).columns

@@ -11,11 +11,12 @@ import pytest
 from pyspark.sql import functions as F
 
 from helpers import reading
-from kafka_patterns import catalogue, generator, schemas
-from kafka_patterns import spark as kp_spark
+from kafka_patterns.config import catalogue, schemas
 from kafka_patterns.jobs import sql_stream
-from kafka_patterns.readings import Reading
-from kafka_patterns.scenarios import sql_stream as scenario
+from kafka_patterns.runtime import spark as kp_spark
+from kafka_patterns.runtime.readings import Reading
+from pattern_harness import generator
+from pattern_harness.scenarios import sql_stream as scenario
 
 JOB = catalogue.job(scenario.JOBS[0])
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z, a window boundary

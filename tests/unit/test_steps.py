@@ -1,4 +1,4 @@
-"""The quiet runner (kafka_patterns.steps): a real ansible-playbook with the project's
+"""The quiet runner (platform_cli.steps): a real ansible-playbook with the project's
 ansible.cfg (so the `progress` callback) on a scratch local playbook, and small Python
 commands that stand in for it."""
 
@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from helpers import ROOT, VENV_BIN, ansible_env
-from kafka_patterns import steps
+from platform_cli import steps
 
 
 class Screen(io.StringIO):

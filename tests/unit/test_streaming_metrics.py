@@ -1,4 +1,4 @@
-"""Streaming progress as Prometheus metrics (kafka_patterns.streaming_metrics): a real
+"""Streaming progress as Prometheus metrics (kafka_patterns.runtime.streaming_metrics): a real
 stateful query on a local Spark, the listener fed synthetic events for the edge cases,
 the HTTP endpoint, the file_sd target file, and the KP_METRICS_PORT checks."""
 
@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 from pyspark.sql.streaming.listener import QueryProgressEvent, QueryStartedEvent, QueryTerminatedEvent
 
-from kafka_patterns import clients, streaming_metrics
-from kafka_patterns import spark as kp_spark
-from kafka_patterns.streaming_metrics import PREFIX, ProgressMetrics, StreamingMetricsError
+from kafka_patterns.clients import kafka
+from kafka_patterns.runtime import spark as kp_spark
+from kafka_patterns.runtime import streaming_metrics
+from kafka_patterns.runtime.streaming_metrics import PREFIX, ProgressMetrics, StreamingMetricsError
 
 JOB = "metrics-test"
 NAMES = ("input_rows_per_second", "processed_rows_per_second", "batch_duration_seconds", "input_rows",
@@ -95,13 +96,13 @@ def test_progress_of_a_stateful_query(spark, tmp_path, monkeypatch):
              .option("checkpointLocation", str(tmp_path / "checkpoint"))
              .trigger(processingTime="0.5 seconds").start())
     try:
-        clients.wait_until(lambda: (value("batches_total") or 0) >= 2
+        kafka.wait_until(lambda: (value("batches_total") or 0) >= 2
                            and value("watermark_timestamp_seconds") is not None, 90, 0.2,
                            "two batches and a watermark in the registry")
         assert value("query_active") == 1
     finally:
         query.stop()
-    clients.wait_until(lambda: value("query_active") == 0, 30, 0.2, "query_active 0 after stop")
+    kafka.wait_until(lambda: value("query_active") == 0, 30, 0.2, "query_active 0 after stop")
 
     # Stopped: the values are the last batch's and hold still.
     by_name = samples(exporter.registry)
@@ -214,9 +215,9 @@ def test_file_sd_target(spark, tmp_path, monkeypatch):
 
 
 def test_file_sd_target_removed_at_exit(tmp_path):
-    code = ("import sys; from pathlib import Path; from kafka_patterns import streaming_metrics as m; "
+    code = ("import sys; from pathlib import Path; from kafka_patterns.runtime import streaming_metrics as m; "
             "p = m.publish_sd_target(Path(sys.argv[1]), 'exit-job', '127.0.0.1:1'); print(p, p.exists())")
-    src = str(Path(streaming_metrics.__file__).parents[1])
+    src = str(Path(streaming_metrics.__file__).parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True, text=True,
                          timeout=120, check=True)

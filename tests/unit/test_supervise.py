@@ -1,4 +1,4 @@
-"""kafka_patterns.supervise with real child processes: a crash (death by a signal) is
+"""kafka_patterns.monitoring.supervise with real child processes: a crash (death by a signal) is
 restarted, an exit of the child's own ends it with the same code, SIGTERM reaches the
 child."""
 
@@ -12,9 +12,9 @@ import textwrap
 from pathlib import Path
 
 from helpers import ROOT
-from kafka_patterns import clients
+from kafka_patterns.clients import kafka
 
-SUPERVISE = [sys.executable, "-m", "kafka_patterns.supervise", "--backoff", "0.1", "--"]
+SUPERVISE = [sys.executable, "-m", "kafka_patterns.monitoring.supervise", "--backoff", "0.1", "--"]
 ENV = {"PYTHONPATH": str(ROOT / "spark-jobs" / "src")}
 
 
@@ -63,7 +63,7 @@ def test_sigterm_reaches_the_child_and_nothing_restarts(tmp_path):
     """)
     proc = subprocess.Popen(SUPERVISE + command, stderr=subprocess.PIPE, text=True, env=ENV)
     ready = Path(f"{marker}.ready")
-    clients.wait_until(ready.exists, timeout=30, interval=0.05, what="the child to start")
+    kafka.wait_until(ready.exists, timeout=30, interval=0.05, what="the child to start")
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 0
     assert marker.read_text() == "yes"
@@ -83,7 +83,7 @@ def test_a_killed_supervisor_takes_its_child_with_it(tmp_path):
     """)
     proc = subprocess.Popen(SUPERVISE + command, stderr=subprocess.DEVNULL, env=ENV)
     try:
-        clients.wait_until(pid_file.exists, timeout=30, interval=0.05, what="the child to start")
+        kafka.wait_until(pid_file.exists, timeout=30, interval=0.05, what="the child to start")
         child_pid = int(pid_file.read_text())
     finally:  # killed whatever happened: a failed wait left the supervisor running for good
         proc.kill()
@@ -97,4 +97,4 @@ def test_a_killed_supervisor_takes_its_child_with_it(tmp_path):
         # A zombie until its parent (now init) reaps it: dead all the same.
         return Path(f"/proc/{child_pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
 
-    clients.wait_until(gone, timeout=30, interval=0.05, what="the orphaned child to die")
+    kafka.wait_until(gone, timeout=30, interval=0.05, what="the orphaned child to die")

@@ -7,10 +7,10 @@ from types import SimpleNamespace
 import pytest
 
 from helpers import reading
-from kafka_patterns import spark as kp_spark
 from kafka_patterns.jobs import time_semantics as ts_job
-from kafka_patterns.readings import Reading
-from kafka_patterns.scenarios import time_semantics as scenario
+from kafka_patterns.runtime import spark as kp_spark
+from kafka_patterns.runtime.readings import Reading
+from pattern_harness.scenarios import time_semantics as scenario
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z; kafka_records stamps record i at T0 + i s
 
@@ -64,7 +64,7 @@ def test_late_means_its_window_closed_before_the_watermark():
 def test_each_semantics_reads_its_input_by_the_topics_timestamp_type_not_its_place():
     import dataclasses
 
-    from kafka_patterns import catalogue
+    from kafka_patterns.config import catalogue
 
     job = catalogue.job("time-semantics")
     want = {"event": "weather.readings", "ingestion": "weather.readings.ingest", "processing": "weather.readings"}

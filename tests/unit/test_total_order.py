@@ -2,9 +2,9 @@
 the accounting detects a break of the global order that per-key order would not."""
 
 from helpers import reading
-from kafka_patterns import spark as kp_spark
-from kafka_patterns.delivery import account
 from kafka_patterns.jobs import readings_to_postgres
+from kafka_patterns.runtime import spark as kp_spark
+from pattern_harness.delivery import account
 
 
 def test_rows_keep_offsets_of_the_single_partition(kafka_records):
@@ -23,7 +23,7 @@ def test_global_order_break_across_keys_is_counted():
 
 
 def test_job_is_declared_with_total_order():
-    from kafka_patterns import catalogue
+    from kafka_patterns.config import catalogue
 
     job = catalogue.job("total-order")
     assert job.promise.order == "total"

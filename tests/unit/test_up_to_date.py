@@ -1,11 +1,11 @@
-"""`make up`'s shortcut (kafka_patterns.up_to_date): the playbook is skipped only with
+"""`make up`'s shortcut (platform_cli.up_to_date): the playbook is skipped only with
 the inputs of the last successful run and every endpoint answering."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafka_patterns import up_to_date
+from platform_cli import up_to_date
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Feed the quiet runner (kafka_patterns.steps): plays, tasks, failures and the recap as
+"""Feed the quiet runner (platform_cli.steps): plays, tasks, failures and the recap as
 JSON lines on the file descriptor named by KP_PROGRESS_FD, and the debug tasks' messages.
 
 The runner writes the playbook's full output to .run/logs/ and prints one line per play

@@ -27,7 +27,7 @@ kafka_patterns.jobs.self_managed_offsets: {single: true}
 # after a rebalance. One pod, its own transactional.id.
 kafka_patterns.jobs.changelog_state: {single: true, memberArgs: [--transactional-id, "$(POD_NAME)"]}
 # Reads a run's readings up to the end offsets, writes their aggregate and exits; needs
-# --run and a start (clients.args, or kafka_patterns.kube.run_client_once).
+# --run and a start (clients.args, or pattern_harness.kube_jobs.run_client_once).
 kafka_patterns.jobs.replay: {once: true}
 {{- end -}}
 

@@ -165,7 +165,7 @@ SCRAM-SHA-512
 - name: KAFKA_PATTERNS_JOB
   value: {{ .job.name | quote }}
 {{ include "kp.kafkaEnv" (dict "root" .root "user" .job.name) }}
-# The sink database (kafka_patterns.settings.postgres_dsn); libpq reads the
+# The sink database (kafka_patterns.config.settings.postgres_dsn); libpq reads the
 # password from PGPASSWORD, so that it never appears in the DSN.
 - name: POSTGRES_DSN
   value: {{ printf "host=%s port=%v dbname=%s user=%s" $pg.host $pg.port $pg.database $pg.appUser | quote }}
@@ -189,7 +189,7 @@ SCRAM-SHA-512
 {{- end -}}
 - name: KAFKA_BOOTSTRAP_SERVERS
   value: {{ include "kp.bootstrap" $root | quote }}
-# KAFKA_CLIENT_<X_Y> -> client setting x.y (kafka_patterns.clients): TLS + SASL
+# KAFKA_CLIENT_<X_Y> -> client setting x.y (kafka_patterns.clients.kafka): TLS + SASL
 # as its KafkaUser, whose password the User Operator keeps in a Secret named
 # after the user (in bring-your-own-Kafka mode, a Secret of the same name and key).
 - name: KAFKA_CLIENT_SECURITY_PROTOCOL

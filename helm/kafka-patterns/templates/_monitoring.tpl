@@ -34,7 +34,7 @@
 {{- $apps := list -}}
 {{- if include "kp.lagExporter" . -}}
 {{- $l := $m.lagExporter -}}
-{{- $args := list "kafka_patterns.lag_exporter" "--metrics-port" $l.port "--metrics-addr" "0.0.0.0" -}}
+{{- $args := list "kafka_patterns.monitoring.lag_exporter" "--metrics-port" $l.port "--metrics-addr" "0.0.0.0" -}}
 {{- with $l.groupsRegex }}{{ $args = concat $args (list "--groups-regex" .) }}{{ end -}}
 {{- $apps = append $apps (dict "name" "lag-exporter" "user" $l.user "args" $args "port" $l.port
                                 "resources" $l.resources) -}}
@@ -46,7 +46,7 @@
 {{- if not (has $c.topic $topics) -}}
 {{- fail (printf "monitoring.canary.topic: %s is not a catalogue topic (spark-jobs/catalogue.yaml topics:): the canary needs its own topic, with the catalogue's settings" $c.topic) -}}
 {{- end -}}
-{{- $args := list "kafka_patterns.canary" "--topic" $c.topic "--group" $c.group "--rate" $c.rate
+{{- $args := list "kafka_patterns.monitoring.canary" "--topic" $c.topic "--group" $c.group "--rate" $c.rate
                   "--grace-seconds" $c.graceSeconds "--metrics-port" $c.port "--metrics-addr" "0.0.0.0" -}}
 {{- /* On SIGTERM it waits up to graceSeconds for delivery reports, then as long for
        the probes still unread, and prints its summary: give it that time. */ -}}

@@ -68,11 +68,11 @@ volumes:
     {{- end }}
   env:
     {{- include "kp.jobEnv" (dict "root" $root "job" $job) | nindent 4 }}
-    # Structured Streaming checkpoints (kafka_patterns.settings.checkpoint_root).
+    # Structured Streaming checkpoints (kafka_patterns.config.settings.checkpoint_root).
     - name: CHECKPOINT_ROOT
       value: {{ $spark.checkpoint.mountPath | quote }}
     {{- if eq $role "driver" }}
-    # Where the job serves its streaming metrics (kafka_patterns.streaming_metrics): on
+    # Where the job serves its streaming metrics (kafka_patterns.runtime.streaming_metrics): on
     # every address, for Prometheus to reach (its default is 127.0.0.1).
     - name: KP_METRICS_PORT
       value: {{ $root.Values.monitoring.sparkDrivers.port | quote }}

@@ -15,8 +15,10 @@ import time
 
 from confluent_kafka import Message
 
-from kafka_patterns import deadletters, pg, readings, schema_check
+from kafka_patterns.clients import postgres
 from kafka_patterns.jobs import base, client
+from kafka_patterns.runtime import dead_letters, readings, schema_check
+from kafka_patterns.runtime.fault_hooks import CRASH_EXIT_CODE
 
 DDL = "CREATE TABLE IF NOT EXISTS {table} (id BIGSERIAL PRIMARY KEY, run TEXT, sensor TEXT, seq BIGINT)"
 
@@ -35,10 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work-seconds", type=float, default=0.0,
                    help="simulated processing time per batch, after its commit (lets the fault tests kill it there)")
     args = p.parse_args(argv)
-    pg.ensure(DDL, table=job.table)
+    postgres.ensure(DDL, table=job.table)
     consumer = client.group_consumer(args)
     consumer.subscribe(list(job.inputs))
-    letters = deadletters.DeadLetters(job.name, job.deadletter_topic)
+    letters = dead_letters.DeadLetters(job.name, job.deadletter_topic)
     (source,) = job.inputs
     check = schema_check.for_topic(source)
     # Fault injection for the tests: die right after the Nth commit, before processing.
@@ -50,8 +52,6 @@ def main(argv: list[str] | None = None) -> int:
         consumer.commit(asynchronous=False)  # at-most-once: the position is committed first
         commits += 1
         if commits == crash_after:
-            from kafka_patterns.services import CRASH_EXIT_CODE  # test-only: imported when used
-
             os._exit(CRASH_EXIT_CODE)
         if args.work_seconds:
             time.sleep(args.work_seconds)  # the batch's "processing": committed, not yet written
@@ -59,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         for m, reason in bad:
             letters.send(m, reason)
         letters.flush()
-        with pg.connect() as conn:
-            pg.insert_rows(conn, job.table, ("run", "sensor", "seq"), good)
+        with postgres.connect() as conn:
+            postgres.insert_rows(conn, job.table, ("run", "sensor", "seq"), good)
 
     try:
         client.poll_loop(consumer, commit_then_process, args.batch, args.max_idle_seconds)

@@ -16,8 +16,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from kafka_patterns import catalogue, credentials, pg, settings
-from kafka_patterns.deadletters import CONFLICTING_DUPLICATE, STORED_HEADER, DeadLetters, with_reason
+from kafka_patterns.clients import postgres
+from kafka_patterns.config import catalogue, credentials, settings
+from kafka_patterns.runtime.dead_letters import CONFLICTING_DUPLICATE, STORED_HEADER, DeadLetters, with_reason
+from kafka_patterns.runtime.fault_hooks import CRASH_AFTER_BATCH, CRASH_EXIT_CODE
 
 log = logging.getLogger("kafka_patterns.jobs")
 JOB_VARIABLE = "KAFKA_PATTERNS_JOB"  # the job a pod runs (the chart sets it in every pod)
@@ -196,7 +198,7 @@ def await_all(queries: Sequence) -> None:
                 if q.exception() is not None:
                     raise RuntimeError(f"query {q.name} failed: {q.exception()}")
             if stopping.is_set():
-                from kafka_patterns import streaming_metrics  # here: it imports pyspark
+                from kafka_patterns.runtime import streaming_metrics  # here: it imports pyspark
 
                 streaming_metrics.close()
                 stop_queries(queries)
@@ -217,7 +219,7 @@ def valid_readings(records, job: catalogue.Job, args: argparse.Namespace, query:
     the job nor vanishes; its Kafka sink is at-least-once (a letter may repeat after a
     crash). With sink_letters, each reading comes with its letter should the sink not
     store it (spark.SINK_LETTER). Returns (readings, letters query): the job awaits both."""
-    from kafka_patterns import spark  # here: the client jobs use this module without Spark
+    from kafka_patterns.runtime import spark  # here: the client jobs use this module without Spark
 
     parsed = spark.parse_readings(records)
     valid = spark.valid_with_sink_letters(parsed, job.name) if sink_letters else spark.valid_only(parsed)
@@ -227,7 +229,7 @@ def valid_readings(records, job: catalogue.Job, args: argparse.Namespace, query:
 def start_dead_letters(parsed, job: catalogue.Job, args: argparse.Namespace, query: str = "deadletters"):
     """Start the query that sends the rows of `parsed` with an `error` to the job's
     dead-letter topic (columns of spark.dead_letter_rows); returns the query."""
-    from kafka_patterns import spark
+    from kafka_patterns.runtime import spark
 
     letters = spark.dead_letter_rows(parsed, job.deadletter_topic, job.name)
     return start(letters.writeStream.format("kafka").options(**spark.kafka_sink_options()), job, args, query,
@@ -242,7 +244,7 @@ def readings_to_table(job: catalogue.Job, args: argparse.Namespace, rows: Callab
     in the streaming query (planned by Spark once, not rebuilt by Python calls every
     micro-batch: 0.14 s of py4j per batch in make bench), or with per_batch=True, a
     transformation of each micro-batch on its own (fan-out's per-batch aggregates)."""
-    from kafka_patterns import spark
+    from kafka_patterns.runtime import spark
 
     session = spark.session(job.name)
     records = spark.read_stream(session, list(job.inputs), args.starting_offsets, **source_options(args))
@@ -295,17 +297,17 @@ def postgres_batch_sink(ledger_key: str, table: str, columns: Sequence[str],
         # One collect: one Spark job per micro-batch (a second where a row was not stored).
         # toLocalIterator ran a job per input partition, one after the other, and saved no
         # memory here: the rows are held together anyway, for the one transaction.
-        from kafka_patterns import spark
+        from kafka_patterns.runtime import spark
 
         lettered = (letters is not None and spark.SINK_LETTER in batch_df.columns
                     and all(c in columns for c in PROVENANCE))
         rows = [tuple(r) for r in batch_df.select(*columns).collect()]
-        with pg.connect() as conn:
-            if exactly_once and not pg.claim_batch(conn, ledger := ledger_name(ledger_key), batch_id):
+        with postgres.connect() as conn:
+            if exactly_once and not postgres.claim_batch(conn, ledger := ledger_name(ledger_key), batch_id):
                 log.warning("%s: batch %d already committed, skipped", ledger, batch_id)
                 return
             # A row the table refuses is set aside, not retried with the batch forever.
-            done = pg.insert_rows_isolating_failures(conn, table, columns, rows, unique,
+            done = postgres.insert_rows_isolating_failures(conn, table, columns, rows, unique,
                                                      [c for c in columns if c in PROVENANCE])
             unstored = ([(n, f"refused by {table}: {reason}", ()) for n, reason in done.refused]
                         + [(n, CONFLICTING_DUPLICATE, ((STORED_HEADER, version.encode()),))
@@ -330,7 +332,7 @@ def send_sink_letters(dead_letters: DeadLetters, batch_df, columns: Sequence[str
     its spark.SINK_LETTER, and wait for the broker's acknowledgement. The letters are
     collected only now, in a second pass over the batch, found by PROVENANCE: collecting
     them with every row tripled the bytes each micro-batch brings to the driver."""
-    from kafka_patterns import spark
+    from kafka_patterns.runtime import spark
 
     where = [columns.index(c) for c in PROVENANCE]
     of = {tuple(r[:-1]): r[-1] for r in batch_df.select(*PROVENANCE, spark.SINK_LETTER).collect()}
@@ -358,8 +360,6 @@ def crash_after_write_if_asked(checkpoint: str, batch_id: int) -> None:
     dies (os._exit, no cleanup) right after batch N's sink write and before Spark
     records the batch in its checkpoint: the worst moment for a sink. Once per
     checkpoint (a marker file), so the restarted job replays batch N and carries on."""
-    from kafka_patterns.services import CRASH_AFTER_BATCH, CRASH_EXIT_CODE  # test-only: imported when used
-
     target = os.environ.get(CRASH_AFTER_BATCH)
     marker = Path(checkpoint) / f"crashed-after-batch-{target}"
     if target is not None and int(target) == batch_id and not marker.exists():

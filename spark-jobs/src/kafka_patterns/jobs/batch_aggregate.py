@@ -29,8 +29,11 @@ import sys
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kafka_patterns import catalogue, clients, pg, spark
+from kafka_patterns.clients import kafka, postgres
+from kafka_patterns.config import catalogue
 from kafka_patterns.jobs import base
+from kafka_patterns.runtime import spark
+from kafka_patterns.runtime.fault_hooks import CRASH_EXIT_CODE
 
 AGG_COLUMNS = ("run", "sensor", "n", "temperature_sum", "temperature_min", "temperature_max", "last_seq")
 DDL = (
@@ -110,20 +113,20 @@ def parse_offsets(text: str | None) -> Offsets:
 
 def current_ends(topics: list[str]) -> Offsets:
     all_topics = catalogue.topics()
-    return {t: clients.end_offsets(t, all_topics[t].partitions) for t in topics}
+    return {t: kafka.end_offsets(t, all_topics[t].partitions) for t in topics}
 
 
 def run_once(job: catalogue.Job, args: argparse.Namespace) -> dict:
     """One batch run; returns what it did (for the log and the tests)."""
     topics = list(job.inputs)
     ledger_key = args.ledger_key or job.name
-    pg.ensure(*DDL, table=job.table)
-    with pg.connect() as conn:
+    postgres.ensure(*DDL, table=job.table)
+    with postgres.connect() as conn:
         conn.execute("INSERT INTO batch_ledgers VALUES (%s) ON CONFLICT DO NOTHING", (ledger_key,))
         conn.commit()
         # Serialise the runs of one ledger key until this run commits or rolls back.
         conn.execute("SELECT 1 FROM batch_ledgers WHERE ledger_key = %s FOR UPDATE", (ledger_key,))
-        kafka_cluster = clients.cluster_id(topics[0])
+        kafka_cluster = kafka.cluster_id(topics[0])
         last_run, stored = stored_ends(conn, ledger_key, kafka_cluster)
         # The end is taken under the lock: a run that waited for another one reads on from its end.
         ends = parse_offsets(args.ending_offsets) or current_ends(topics)
@@ -150,7 +153,7 @@ def run_once(job: catalogue.Job, args: argparse.Namespace) -> dict:
                 conn.execute("""INSERT INTO batch_ranges (ledger_key, batch_run, topic, kafka_partition,
                     start_offset, end_offset, kafka_cluster) VALUES (%s, %s, %s, %s, %s, %s, %s)""",
                              (ledger_key, batch_run, t, p, start[t][p], e, kafka_cluster))
-        pg.insert_rows(conn, job.table, ("ledger_key", "batch_run", *AGG_COLUMNS),
+        postgres.insert_rows(conn, job.table, ("ledger_key", "batch_run", *AGG_COLUMNS),
                        ((ledger_key, batch_run, *r) for r in rows))
         crash_before_commit_if_asked(ledger_key)
         # The connection's context manager commits: aggregates and end offsets together.
@@ -164,8 +167,6 @@ def crash_before_commit_if_asked(ledger_key: str) -> None:
     """Fault injection for the tests: with KP_CRASH_BEFORE_COMMIT=1 the process dies
     (os._exit, no cleanup) after writing its aggregates and ranges, before the commit."""
     if os.environ.get("KP_CRASH_BEFORE_COMMIT") == "1":
-        from kafka_patterns.services import CRASH_EXIT_CODE  # test-only: imported when used
-
         log.warning("%s: KP_CRASH_BEFORE_COMMIT: crashing before the commit", ledger_key)
         os._exit(CRASH_EXIT_CODE)
 

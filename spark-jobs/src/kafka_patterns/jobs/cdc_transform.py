@@ -28,8 +28,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from kafka_patterns import spark
 from kafka_patterns.jobs import base
+from kafka_patterns.runtime import spark
 
 FEET_PER_METRE = 3.28084
 # A row of the captured table, public.stations (ansible/roles/postgresql creates it with

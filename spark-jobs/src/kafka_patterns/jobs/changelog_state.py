@@ -13,7 +13,7 @@ then rebuilds the state from the changelog, read read_committed up to the end of
 taken after the fence, and only then consumes input: the state it starts from is
 exactly what the committed offsets say was applied.
 
-A reading that breaks the contract (kafka_patterns.readings) is dead-lettered with its
+A reading that breaks the contract (kafka_patterns.runtime.readings) is dead-lettered with its
 reason, in the same transaction, and the job goes on.
 
     python -m kafka_patterns.jobs.changelog_state --job changelog-state [--transactional-id ID] [--group G]
@@ -28,9 +28,11 @@ from dataclasses import asdict, dataclass
 
 from confluent_kafka import OFFSET_BEGINNING, KafkaError, Message, TopicPartition
 
-from kafka_patterns import catalogue, clients, deadletters, readings, schema_check
+from kafka_patterns.clients import kafka
+from kafka_patterns.config import catalogue
 from kafka_patterns.jobs import base, client
-from kafka_patterns.readings import Reading
+from kafka_patterns.runtime import dead_letters, readings, schema_check
+from kafka_patterns.runtime.readings import Reading
 
 # Long enough for a foreign open transaction on the changelog (a deleted pod's, whose
 # successor has another transactional.id) to time out and abort: librdkafka's
@@ -117,9 +119,9 @@ def read_whole(topic: str, group: str, timeout: float = REBUILD_TIMEOUT, start: 
     after it stay invisible until it ends. The end of a partition is seen by its offset
     or by librdkafka's end-of-partition event there (the last record of a transactional
     topic is a commit marker, which is never delivered)."""
-    ends = clients.end_offsets(topic, catalogue.topics()[topic].partitions)
+    ends = kafka.end_offsets(topic, catalogue.topics()[topic].partitions)
     start = start or {}
-    consumer = clients.consumer(group, **{"isolation.level": "read_committed" if committed_only else "read_uncommitted",
+    consumer = kafka.consumer(group, **{"isolation.level": "read_committed" if committed_only else "read_uncommitted",
                                           "enable.partition.eof": True})
     pending = {p for p, end in ends.items() if end > start.get(p, 0)}
     out: list[Message] = []
@@ -141,7 +143,7 @@ def read_whole(topic: str, group: str, timeout: float = REBUILD_TIMEOUT, start: 
     try:
         if pending:
             consumer.assign([TopicPartition(topic, p, start.get(p, OFFSET_BEGINNING)) for p in pending])
-            clients.wait_until(reached_the_ends, timeout, interval=0, what=f"{topic} read to {ends}")
+            kafka.wait_until(reached_the_ends, timeout, interval=0, what=f"{topic} read to {ends}")
     finally:
         consumer.close()
     return out
@@ -166,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     # changelog's end is what the committed input offsets say was applied.
     states = read_state(changelog, f"{job.name}-rebuild")
     print(f"{job.name}: state of {len(states)} sensors rebuilt from {changelog}", file=sys.stderr, flush=True)
-    letters = deadletters.DeadLetters(job.name, job.deadletter_topic, producer)
+    letters = dead_letters.DeadLetters(job.name, job.deadletter_topic, producer)
     check = schema_check.for_topic(source)
 
     def write(msgs: list[Message]) -> None:

@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, Message, Producer
 
-from kafka_patterns import catalogue, clients
+from kafka_patterns.clients import kafka
+from kafka_patterns.config import catalogue
 from kafka_patterns.jobs import base
 
 
@@ -31,7 +32,7 @@ def group_consumer(args: argparse.Namespace, **overrides) -> Consumer:
     """A consumer in args.group, a static member when --instance-id is given; the
     caller's overrides win (a job's own session timeout over the static default)."""
     static = {"group.instance.id": args.instance_id, "session.timeout.ms": 15000} if args.instance_id else {}
-    return clients.consumer(args.group, **{**static, **overrides})
+    return kafka.consumer(args.group, **{**static, **overrides})
 
 
 def poll_loop(consumer: Consumer, handle: Callable[[list[Message]], None], batch: int,
@@ -43,7 +44,7 @@ def poll_loop(consumer: Consumer, handle: Callable[[list[Message]], None], batch
     with base.stopping_on_sigterm() as stopping:
         idle_since = time.monotonic()
         while not stopping.is_set():
-            msgs = clients.consume_ready(consumer, batch, 0.5)
+            msgs = kafka.consume_ready(consumer, batch, 0.5)
             for m in msgs:
                 if m.error() and not m.error().retriable():
                     raise RuntimeError(f"consume error: {m.error()}")
@@ -77,7 +78,7 @@ def transactional_producer(args: argparse.Namespace) -> Producer:
     """The producer of args.transactional_id, initialised: init_transactions() fences a
     previous instance with the same id and aborts its open transaction (and returns once
     that abort is written), so what it had not committed never shows to read_committed."""
-    producer = clients.producer(**{"transactional.id": args.transactional_id, **clients.RESEND_AS_RECEIVED})
+    producer = kafka.producer(**{"transactional.id": args.transactional_id, **kafka.RESEND_AS_RECEIVED})
     producer.init_transactions()
     return producer
 

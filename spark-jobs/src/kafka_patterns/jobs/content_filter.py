@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from kafka_patterns import spark
 from kafka_patterns.jobs import base
+from kafka_patterns.runtime import spark
 
 HEAT_C = 30.0
 FROST_C = 0.0

@@ -23,7 +23,7 @@ import sys
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kafka_patterns import pg
+from kafka_patterns.clients import postgres
 from kafka_patterns.jobs import base
 
 ROLES = ("averager", "minmax")
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     p = base.parser(job, __doc__)
     p.add_argument("--role", choices=ROLES, required=True, help="which aggregate this subscriber keeps")
     args = p.parse_args(argv)
-    pg.ensure(pg.LEDGER_DDL, ddl(args.role, job.table))
+    postgres.ensure(postgres.LEDGER_DDL, ddl(args.role, job.table))
     transform, columns = (averages, AVG_COLUMNS) if args.role == "averager" else (min_max, MINMAX_COLUMNS)
     base.readings_to_table(job, args, transform, columns, per_batch=True)
     return 0

@@ -18,9 +18,10 @@ import sys
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kafka_patterns import pg, spark
+from kafka_patterns.clients import postgres
 from kafka_patterns.jobs import base
 from kafka_patterns.jobs.readings_to_postgres import COLUMNS as READING_COLUMNS
+from kafka_patterns.runtime import spark
 
 COLUMNS = ("source_topic", *READING_COLUMNS)
 DDL = """CREATE TABLE IF NOT EXISTS {table} (
@@ -39,7 +40,7 @@ def merge(readings: DataFrame) -> DataFrame:
 def main(argv: list[str] | None = None) -> int:
     job = base.job_spec(argv, __spec__.name)
     args = base.parser(job, __doc__).parse_args(argv)
-    pg.ensure(pg.LEDGER_DDL, DDL, table=job.table)
+    postgres.ensure(postgres.LEDGER_DDL, DDL, table=job.table)
     base.readings_to_table(job, args, merge, COLUMNS)
     return 0
 

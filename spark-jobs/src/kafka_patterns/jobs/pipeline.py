@@ -39,9 +39,11 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
-from kafka_patterns import catalogue, lookups, pg, spark
+from kafka_patterns.clients import postgres
+from kafka_patterns.config import catalogue
 from kafka_patterns.jobs import base
-from kafka_patterns.readings import FIELDS, spark_schema
+from kafka_patterns.runtime import lookups, spark
+from kafka_patterns.runtime.readings import FIELDS, spark_schema
 
 STAGES = ("clean", "enrich", "aggregate", "sink")
 WINDOW = "10 seconds"
@@ -174,7 +176,7 @@ def final_versions(rows: Iterable[Sequence]) -> list[tuple]:
 
 
 def upsert(table: str, rows: list[tuple]) -> None:
-    with pg.connect() as conn, conn.cursor() as cur:
+    with postgres.connect() as conn, conn.cursor() as cur:
         cur.executemany(UPSERT.format(table=table), rows)
 
 
@@ -210,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
                                     job, args))
     elif args.stage == "enrich":
         # Stream-static join with the profiles as cached: read again when the profile
-        # topic grows (kafka_patterns.lookups), not for every micro-batch. Cached as one
+        # topic grows (kafka_patterns.runtime.lookups), not for every micro-batch. Cached as one
         # partition: each micro-batch broadcasts it again, a job of one task, not one
         # per shuffle partition.
         (enriched,) = outputs
@@ -223,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         queries.append(kafka_writer(aggregate(parse_enriched(records), aggregated), job, args, stateless=False))
     else:
         base.refuse_real_time(job, args, "the sink stage writes PostgreSQL with foreachBatch")
-        pg.ensure(DDL, table=job.table)
+        postgres.ensure(DDL, table=job.table)
 
         def sink(batch_df, _batch_id: int) -> None:
             # A batch holds a few window versions per station: one collect of the parsed

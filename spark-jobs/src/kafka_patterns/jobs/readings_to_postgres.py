@@ -26,8 +26,10 @@ import psycopg
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kafka_patterns import catalogue, pg, spark
+from kafka_patterns.clients import postgres
+from kafka_patterns.config import catalogue
 from kafka_patterns.jobs import base
+from kafka_patterns.runtime import spark
 
 COLUMNS = ("run", "sensor", "station", "seq", "temperature", "humidity", "event_time",
            "kafka_partition", "kafka_offset")
@@ -53,11 +55,11 @@ READING_KEY = ("run", "sensor", "seq")
 def ensure_table(table: str, unique_readings: bool = False) -> None:
     """The sink table (same columns as `readings`), the batch ledger and, for a job that
     stores each reading once, the unique index on READING_KEY."""
-    ddl = [pg.LEDGER_DDL, DDL.format(table=table)]
+    ddl = [postgres.LEDGER_DDL, DDL.format(table=table)]
     if unique_readings:
         ddl.append(f"CREATE UNIQUE INDEX IF NOT EXISTS {table}_reading ON {table} ({', '.join(READING_KEY)})")
     try:
-        pg.ensure(*ddl)
+        postgres.ensure(*ddl)
     except psycopg.errors.UniqueViolation as e:
         raise SystemExit(f"{table} already holds the same reading twice, so its unique index on "
                          f"({', '.join(READING_KEY)}) cannot be built; delete the older copies, e.g. DELETE FROM "

@@ -13,8 +13,10 @@ from collections import defaultdict
 
 from confluent_kafka import TopicPartition
 
-from kafka_patterns import catalogue, clients, deadletters, pg, readings
+from kafka_patterns.clients import kafka, postgres
+from kafka_patterns.config import catalogue
 from kafka_patterns.jobs import base
+from kafka_patterns.runtime import dead_letters, readings
 
 DDL = """CREATE TABLE IF NOT EXISTS {table} (run TEXT, replay TEXT, sensor TEXT, n BIGINT,
           mean_temperature DOUBLE PRECISION, PRIMARY KEY (run, replay, sensor))"""
@@ -33,7 +35,7 @@ def start_positions(topic: str, offsets: dict[int, int] | None, timestamp_ms: in
     parts = range(catalogue.topics()[topic].partitions)
     if offsets is not None:
         return [TopicPartition(topic, p, offsets.get(p, 0)) for p in parts]
-    probe = clients.consumer("replay-offsets-for-times")
+    probe = kafka.consumer("replay-offsets-for-times")
     try:
         return probe.offsets_for_times([TopicPartition(topic, p, timestamp_ms) for p in parts], timeout=10)
     finally:
@@ -41,10 +43,10 @@ def start_positions(topic: str, offsets: dict[int, int] | None, timestamp_ms: in
 
 
 def replay(run: str, positions: list[TopicPartition], end: dict[int, int],
-           letters: deadletters.DeadLetters) -> dict[str, tuple[int, float]]:
+           letters: dead_letters.DeadLetters) -> dict[str, tuple[int, float]]:
     """Read from positions up to the end offsets; aggregate the run's readings. Records
     that are not readings (of any run: a bad record carries no run) are dead-lettered."""
-    consumer = clients.consumer(f"replay-{run}")
+    consumer = kafka.consumer(f"replay-{run}")
     live = [tp for tp in positions if 0 <= tp.offset < end[tp.partition]]
     consumer.assign(live)
     position = {tp.partition: tp.offset for tp in live}
@@ -62,7 +64,7 @@ def replay(run: str, positions: list[TopicPartition], end: dict[int, int],
         return all(position[p] >= end[p] for p in position)
 
     try:
-        clients.wait_until(done, 60, interval=0, what="the replay to reach the end offsets")
+        kafka.wait_until(done, 60, interval=0, what="the replay to reach the end offsets")
         letters.flush()
     finally:
         consumer.close()
@@ -80,14 +82,14 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     (topic,) = job.inputs
     offsets = {int(k): v for k, v in json.loads(args.from_offsets).items()} if args.from_offsets else None
-    end = clients.end_offsets(topic, catalogue.topics()[topic].partitions)
-    letters = deadletters.DeadLetters(job.name, job.deadletter_topic)
+    end = kafka.end_offsets(topic, catalogue.topics()[topic].partitions)
+    letters = dead_letters.DeadLetters(job.name, job.deadletter_topic)
     result = replay(args.run, start_positions(topic, offsets, args.from_timestamp), end, letters)
     label = args.name or ("offsets" if offsets is not None else "timestamp")
-    pg.ensure(DDL, table=job.table)
-    with pg.connect() as conn:
+    postgres.ensure(DDL, table=job.table)
+    with postgres.connect() as conn:
         conn.execute(f"DELETE FROM {job.table} WHERE run = %s AND replay = %s", (args.run, label))
-        pg.insert_rows(conn, job.table, ("run", "replay", "sensor", "n", "mean_temperature"),
+        postgres.insert_rows(conn, job.table, ("run", "replay", "sensor", "n", "mean_temperature"),
                        [(args.run, label, s, n, m) for s, (n, m) in result.items()])
     print(json.dumps({"run": args.run, "replay": label, "sensors": len(result),
                       "records": sum(n for n, _ in result.values())}))

@@ -23,8 +23,10 @@ from collections.abc import Sequence
 
 from confluent_kafka import Message, TopicPartition
 
-from kafka_patterns import catalogue, clients, deadletters, pg, readings
+from kafka_patterns.clients import kafka, postgres
+from kafka_patterns.config import catalogue
 from kafka_patterns.jobs import base, client
+from kafka_patterns.runtime import dead_letters, readings
 
 DDL = ("""CREATE TABLE IF NOT EXISTS {table} (consumer TEXT, sensor TEXT, n BIGINT, temperature_sum DOUBLE PRECISION,
            last_seq BIGINT, PRIMARY KEY (consumer, sensor))""",
@@ -73,7 +75,7 @@ def reached(positions: dict[int, int], until: dict[int, int] | None) -> bool:
 
 
 def stored_offsets(consumer: str, topic: str) -> dict[int, int]:
-    return dict(pg.query("SELECT kafka_partition, next_offset FROM consumer_offsets WHERE consumer = %s AND "
+    return dict(postgres.query("SELECT kafka_partition, next_offset FROM consumer_offsets WHERE consumer = %s AND "
                          "topic = %s", (consumer, topic)))
 
 
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work-seconds", type=float, default=0.0,
                    help="simulated processing time per batch (lets the fault tests kill it mid-stream)")
     args = p.parse_args(argv)
-    pg.ensure(*DDL, table=job.table)
+    postgres.ensure(*DDL, table=job.table)
     (topic,) = job.inputs
     until = as_partitions(args.until_offsets) or None
     positions = start_positions(catalogue.topics()[topic].partitions, stored_offsets(args.consumer, topic),
@@ -117,9 +119,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     # No group management and no offsets in Kafka: the partitions are assigned
     # explicitly, at the positions stored in PostgreSQL.
-    consumer = clients.consumer(f"{job.name}-{args.consumer}-unused", **{"enable.auto.commit": False})
+    consumer = kafka.consumer(f"{job.name}-{args.consumer}-unused", **{"enable.auto.commit": False})
     consumer.assign([TopicPartition(topic, part, off) for part, off in positions.items()])
-    letters = deadletters.DeadLetters(job.name, job.deadletter_topic)
+    letters = dead_letters.DeadLetters(job.name, job.deadletter_topic)
 
     def apply(msgs: list[Message]) -> None:
         if args.work_seconds:
@@ -128,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         for i, reason in malformed:
             letters.send(msgs[i], reason)
         letters.flush()  # before the offsets move on: a crash re-reads (and re-letters) them
-        with pg.connect() as conn:  # one transaction: state and offsets together
+        with postgres.connect() as conn:  # one transaction: state and offsets together
             save(conn, job.table, args.consumer, deltas, offsets, len(malformed))
         positions.update({part: off for (_, part), off in offsets.items()})
         if reached(positions, until):

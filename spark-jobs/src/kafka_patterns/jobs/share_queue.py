@@ -26,8 +26,9 @@ from datetime import UTC, datetime
 from confluent_kafka import AcknowledgeType, Message, ShareConsumer
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-from kafka_patterns import clients, deadletters, pg, readings
+from kafka_patterns.clients import kafka, postgres
 from kafka_patterns.jobs import base, client
+from kafka_patterns.runtime import dead_letters, readings
 
 COLUMNS = ("grp", "consumer", "kafka_partition", "kafka_offset", "record_run", "record_key", "record_seq",
            "delivery_count", "processed_at")
@@ -66,13 +67,13 @@ def configure_group(group: str, reset: str = "earliest", lock_ms: int | None = N
         configs["share.record.lock.duration.ms"] = str(lock_ms)
     entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in configs.items()]
     res = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
-    admin = clients.admin()  # kept referenced until the futures resolve
+    admin = kafka.admin()  # kept referenced until the futures resolve
     for future in admin.incremental_alter_configs([res]).values():
         future.result(timeout=30)
 
 
 def share_consumer(group: str) -> ShareConsumer:
-    return ShareConsumer({**clients.base_config(), "group.id": group, "share.acknowledgement.mode": "explicit"})
+    return ShareConsumer({**kafka.base_config(), "group.id": group, "share.acknowledgement.mode": "explicit"})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,13 +81,13 @@ def main(argv: list[str] | None = None) -> int:
     p = client.parser(job, __doc__)
     p.add_argument("--consumer-id", required=True, help="this consumer's name in share_done")
     args = p.parse_args(argv)
-    pg.ensure(*DDL, table=job.table)
+    postgres.ensure(*DDL, table=job.table)
     (topic,) = job.inputs
     consumer = share_consumer(args.group)
     consumer.subscribe([topic])
 
     accepted = rejected = 0
-    letters = deadletters.DeadLetters(job.name, job.deadletter_topic)
+    letters = dead_letters.DeadLetters(job.name, job.deadletter_topic)
     idle_since = time.monotonic()
     # SIGTERM stops after the batch in hand; close() then leaves the group.
     with base.stopping_on_sigterm() as stopping:
@@ -105,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
                 for m, reason in bad:
                     letters.send(m, reason)
                 letters.flush()
-                with pg.connect() as conn:
-                    pg.insert_rows(conn, job.table, COLUMNS, rows)
+                with postgres.connect() as conn:
+                    postgres.insert_rows(conn, job.table, COLUMNS, rows)
                 for m, ack in acks:  # after the write: a crash before this redelivers, never loses
                     consumer.acknowledge(m, ack)
                 accepted += len(rows)

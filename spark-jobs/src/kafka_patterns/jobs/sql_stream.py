@@ -25,8 +25,9 @@ import sys
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kafka_patterns import catalogue, spark
+from kafka_patterns.config import catalogue
 from kafka_patterns.jobs import base
+from kafka_patterns.runtime import spark
 
 VIEW = "readings"  # what the queries read FROM
 KEY = "key"  # the column a query selects as the output record's key

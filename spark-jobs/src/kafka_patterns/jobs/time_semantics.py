@@ -27,8 +27,10 @@ import sys
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from kafka_patterns import catalogue, pg, spark
+from kafka_patterns.clients import postgres
+from kafka_patterns.config import catalogue
 from kafka_patterns.jobs import base
+from kafka_patterns.runtime import spark
 
 WINDOW = "10 seconds"
 WINDOW_MS = 10_000
@@ -81,7 +83,7 @@ def topic_of(job: catalogue.Job) -> dict[str, str]:
 
 
 def upsert(table: str, rows: list[tuple]) -> None:
-    with pg.connect() as conn, conn.cursor() as cur:
+    with postgres.connect() as conn, conn.cursor() as cur:
         cur.executemany(UPSERT.format(table=table), rows)
 
 
@@ -93,7 +95,7 @@ def dropped_by_watermark(query) -> int:
 def main(argv: list[str] | None = None) -> int:
     job = base.job_spec(argv, __spec__.name)
     args = base.parser(job, __doc__).parse_args(argv)
-    pg.ensure(DDL, table=job.table)
+    postgres.ensure(DDL, table=job.table)
     session = spark.session(job.name)
     topics = topic_of(job)
 

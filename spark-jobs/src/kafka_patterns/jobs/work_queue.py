@@ -24,8 +24,9 @@ from datetime import UTC, datetime
 
 from confluent_kafka import Message
 
-from kafka_patterns import deadletters, pg, readings, schema_check
+from kafka_patterns.clients import postgres
 from kafka_patterns.jobs import base, client
+from kafka_patterns.runtime import dead_letters, readings, schema_check
 
 ASSIGNMENTS = "work_assignments"
 COLUMNS = ("grp", "worker", "kafka_partition", "kafka_offset", "record_key", "record_seq", "processed_at")
@@ -110,16 +111,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--session-timeout-ms", type=int, default=6000,
                    help="how soon a dead member is dropped and its partitions move (broker minimum: 6000)")
     args = p.parse_args(argv)
-    pg.ensure(*DDL, table=job.table)
+    postgres.ensure(*DDL, table=job.table)
     (topic,) = job.inputs
-    letters = deadletters.DeadLetters(job.name, job.deadletter_topic)
+    letters = dead_letters.DeadLetters(job.name, job.deadletter_topic)
     check = schema_check.for_topic(topic)
 
     def log_events(event: str, partitions) -> None:
         # One row per partition; an empty assignment is logged as partition -1 (joined, idle).
         parts = [tp.partition for tp in partitions] or [-1]
-        with pg.connect() as conn:
-            pg.insert_rows(conn, ASSIGNMENTS, ("grp", "worker", "event", "kafka_partition", "at"),
+        with postgres.connect() as conn:
+            postgres.insert_rows(conn, ASSIGNMENTS, ("grp", "worker", "event", "kafka_partition", "at"),
                            [(args.group, args.worker_id, event, part, _now()) for part in parts])
 
     consumer = client.group_consumer(args, **{"session.timeout.ms": args.session_timeout_ms,
@@ -133,8 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         for m, reason in bad:
             letters.send(m, reason)
         letters.flush()
-        with pg.connect() as conn:
-            pg.insert_rows(conn, job.table, COLUMNS, rows)
+        with postgres.connect() as conn:
+            postgres.insert_rows(conn, job.table, COLUMNS, rows)
         consumer.commit(asynchronous=False)  # after the write and the letters: at-least-once
 
     t0 = time.monotonic()

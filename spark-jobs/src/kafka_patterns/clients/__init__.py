@@ -1,0 +1,3 @@
+"""Clients of the platform's services with its guarantee and security defaults: Kafka
+(confluent-kafka), the Connect REST API, the schema registry, PostgreSQL and
+Prometheus' HTTP API. Built on config only."""
