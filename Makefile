@@ -5,17 +5,17 @@ SHELL := /bin/bash
 MAKEFLAGS += --no-print-directory
 
 ROOT      := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-VERSIONS  := $(ROOT)/ansible/versions.yml
+VERSIONS  := $(ROOT)/catalogue/versions.yml
 VENV      := $(ROOT)/.venv
 PY        := $(VENV)/bin/python
 CACHE     := $(ROOT)/.cache
 INVENTORY ?= $(ROOT)/ansible/inventories/local
 
-# Python packages are pinned in spark-jobs/pyproject.toml, everything else in
+# Python packages are pinned in pyproject.toml, everything else in
 # versions.yml. Make parses neither: the tools of spark-jobs/tools do (pins.py writes
 # the venv's requirements; image_context.py and built_images.py serve `make image`).
 TOOLS     := $(ROOT)/spark-jobs/tools
-PYPROJECT := $(ROOT)/spark-jobs/pyproject.toml
+PYPROJECT := $(ROOT)/pyproject.toml
 
 export ANSIBLE_CONFIG := $(ROOT)/ansible/ansible.cfg
 export PATH := $(VENV)/bin:$(PATH)
@@ -114,7 +114,7 @@ dashboard: setup ## the Grafana dashboards drawn from the local Prometheus: .run
 	exit $$rc
 
 client-config: setup ## write a client properties file for a catalogue user and print kcat flags: make client-config USER=<name>
-	@test -n "$(USER_NAME)" || { echo "USER is not set: make client-config USER=<name> (a job or user of spark-jobs/catalogue.yaml, or admin)" >&2; exit 2; }
+	@test -n "$(USER_NAME)" || { echo "USER is not set: make client-config USER=<name> (a job or user of catalogue/catalogue.yaml, or admin)" >&2; exit 2; }
 	@$(PY) -m platform_cli.client_config $(USER_NAME)
 
 dlq: setup ## what is in the dead-letter topic, grouped by reason, with the jobs and source topics
@@ -210,7 +210,7 @@ test-kube: setup ## local Kubernetes: kube-up, image, deploy STACK=local, tests/
 	exit $$rc
 
 lint: setup ## ruff and ansible-lint
-	@ruff check --config $(ROOT)/spark-jobs/pyproject.toml $(ROOT)/spark-jobs $(ROOT)/tests $(ROOT)/ansible $(ROOT)/bench $(ROOT)/pulumi $(ROOT)/helm
+	@ruff check --config $(ROOT)/pyproject.toml $(ROOT)/spark-jobs $(ROOT)/tests $(ROOT)/ansible $(ROOT)/bench $(ROOT)/pulumi $(ROOT)/helm
 	@cd $(ROOT)/ansible && ansible-lint -q playbooks roles
 
 # --- Kubernetes path ---

@@ -4,7 +4,7 @@ one YAML file per object: what the Kubernetes path applies, reviewable offline.
     python helm/tools/render.py [--namespace NS] [--out DIR]
 
 The chart gets the same values files as on a cluster, in the same order:
-ansible/versions.yml, spark-jobs/catalogue.yaml, values-<name>.yaml. "default" is
+catalogue/versions.yml, catalogue/catalogue.yaml, values-<name>.yaml. "default" is
 the chart's values.yaml alone.
 """
 
@@ -23,8 +23,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART_DIR = ROOT / "helm" / "kafka-patterns"
-VERSIONS_FILE = ROOT / "ansible" / "versions.yml"
-CATALOGUE_FILE = ROOT / "spark-jobs" / "catalogue.yaml"
+VERSIONS_FILE = ROOT / "catalogue" / "versions.yml"
+CATALOGUE_FILE = ROOT / "catalogue" / "catalogue.yaml"
 DEFAULT_OUT = ROOT / "build" / "manifests"
 RELEASE = "patterns"
 DEFAULT_NAMESPACE = "kafka-patterns"

@@ -1,5 +1,5 @@
 """Stack settings: the typed stack config plus the files everything derives from
-(ansible/versions.yml, spark-jobs/catalogue.yaml, the chart's values files).
+(catalogue/versions.yml, catalogue/catalogue.yaml, the chart's values files).
 
 A stack differs from another only here, in its config: where the operators' charts come
 from (a public repository, or a path on this machine), their extra values, and, for a
@@ -24,8 +24,8 @@ import pulumi
 
 ROOT = Path(__file__).resolve().parents[2]
 PULUMI_DIR = ROOT / "pulumi"
-VERSIONS_FILE = ROOT / "ansible" / "versions.yml"
-CATALOGUE_FILE = ROOT / "spark-jobs" / "catalogue.yaml"
+VERSIONS_FILE = ROOT / "catalogue" / "versions.yml"
+CATALOGUE_FILE = ROOT / "catalogue" / "catalogue.yaml"
 CHART_DIR = ROOT / "helm" / "kafka-patterns"
 PROJECT = "kafka-patterns"
 # Secret stack config of the schema registry (`pulumi config set --secret <key> ...`),
@@ -309,7 +309,7 @@ def strimzi_mode_overrides(paused: bool) -> dict[str, Any]:
 
 
 def with_pins(value: Any, versions: dict[str, Any]) -> Any:
-    """Stack config values with {<pin>} in their strings replaced by ansible/versions.yml's
+    """Stack config values with {<pin>} in their strings replaced by catalogue/versions.yml's
     pins: a version is typed once."""
     if isinstance(value, dict):
         return {k: with_pins(v, versions) for k, v in value.items()}

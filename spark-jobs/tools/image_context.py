@@ -27,17 +27,11 @@ SPARK_JOBS = ROOT / "spark-jobs"
 PACKAGE = SPARK_JOBS / "src" / "kafka_patterns"
 CACHE = ROOT / ".cache"
 CHART_VALUES = ROOT / "helm" / "kafka-patterns" / "values.yaml"
-# Files at the context's top, by their place in the checkout (the Dockerfile copies them
-# back into the checkout's layout).
-FILES = {
-    "catalogue.yaml": SPARK_JOBS / "catalogue.yaml",
-    "catalogue.schema.json": SPARK_JOBS / "catalogue.schema.json",
-    "versions.yml": pins.VERSIONS,
-    "run_job.py": SPARK_JOBS / "docker" / "run_job.py",
-}
-# Directories at the context's top, likewise: the SQL streams' queries (catalogue jobs.<job>.sql)
-# and the record schemas (catalogue schemas).
-DIRS = {"sql": SPARK_JOBS / "sql", "schemas": SPARK_JOBS / "schemas"}
+# The declarations every job reads (the catalogue and its schema, versions.yml, the
+# record schemas, the SQL streams' queries), whole: the Dockerfile puts the folder back
+# at its place in the checkout's layout.
+DECLARATIONS = ROOT / "catalogue"
+LAUNCHER = SPARK_JOBS / "docker" / "run_job.py"
 # A jar name's version suffix; the rest is its artifact (kafka-clients-3.9.2.jar -> kafka-clients).
 JAR_VERSION = re.compile(r"-[0-9][^-]*\.jar$")
 
@@ -71,10 +65,8 @@ def build(out: Path) -> list[Path]:
         shutil.rmtree(out)
     (out / "spark-kafka-jars").mkdir(parents=True)
     shutil.copytree(PACKAGE, out / "kafka_patterns", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for name, source in FILES.items():
-        shutil.copyfile(source, out / name)
-    for name, source in DIRS.items():
-        shutil.copytree(source, out / name)
+    shutil.copytree(DECLARATIONS, out / "catalogue", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copyfile(LAUNCHER, out / LAUNCHER.name)
     for jar in jars:
         shutil.copyfile(jar, out / "spark-kafka-jars" / jar.name)
     (out / "requirements.txt").write_text("".join(f"{r}\n" for r in requirements))

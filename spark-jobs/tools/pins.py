@@ -1,5 +1,5 @@
 """The project's pins, for Make and the image tools: Python packages from
-spark-jobs/pyproject.toml, everything else (spark_version, ...) from ansible/versions.yml.
+pyproject.toml, everything else (spark_version, ...) from catalogue/versions.yml.
 
     python3 spark-jobs/tools/pins.py bootstrap                  # PyYAML's pin (before the venv has it)
     .venv/bin/python spark-jobs/tools/pins.py requirements      # the venv's requirements
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-PYPROJECT = ROOT / "spark-jobs" / "pyproject.toml"
-VERSIONS = ROOT / "ansible" / "versions.yml"
+PYPROJECT = ROOT / "pyproject.toml"
+VERSIONS = ROOT / "catalogue" / "versions.yml"
 EXACT_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;,]+)$")
 
 

@@ -10,7 +10,7 @@ import yaml
 from helpers import ROOT, load_module
 
 CHART_DIR = ROOT / "helm" / "kafka-patterns"
-VERSIONS_FILE = ROOT / "ansible" / "versions.yml"
+VERSIONS_FILE = ROOT / "catalogue" / "versions.yml"
 # The pinned CRDs live beside the checkout (../shared/crds), not inside it; those of the
 # Prometheus Operator (PodMonitor), which the chart uses only where a cluster has them,
 # inside it (helm/tools/crds/prometheus-operator-<prometheus_operator_version>/).

@@ -62,7 +62,7 @@ def run_role(tmp_path: Path, home: Path) -> subprocess.CompletedProcess[str]:
            "GO": str(tmp_path / "no-go")}
     return subprocess.run(
         [str(VENV_BIN / "ansible-playbook"), "-i", "localhost,", str(playbook),
-         "-e", f"@{ROOT / 'ansible' / 'versions.yml'}", "-e", f"pulumi_tool_root={ROOT}",
+         "-e", f"@{catalogue.VERSIONS_FILE}", "-e", f"pulumi_tool_root={ROOT}",
          "-e", f"pulumi_tool_link_dir={tmp_path / 'links'}"],
         capture_output=True, text=True, env=env, cwd=ROOT / "ansible", timeout=300)
 

@@ -24,7 +24,7 @@ from pattern_harness import kube_jobs
 
 KUBE_DIR = ROOT / ".run" / "kube"
 ADMIN_KUBECONFIG = KUBE_DIR / "admin.kubeconfig"
-VERSIONS = yaml.safe_load((ROOT / "ansible" / "versions.yml").read_text())
+VERSIONS = yaml.safe_load((ROOT / "catalogue" / "versions.yml").read_text())
 KP_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kafka-patterns"
 
 Kubectl = Callable[..., subprocess.CompletedProcess]

@@ -12,7 +12,7 @@ import yaml
 
 from helpers import ROOT
 
-VERSIONS = yaml.safe_load((ROOT / "ansible" / "versions.yml").read_text())
+VERSIONS = yaml.safe_load((ROOT / "catalogue" / "versions.yml").read_text())
 IMAGE = f"docker.io/library/kafka-patterns-spark:{VERSIONS['spark_version']}"
 
 

@@ -15,7 +15,7 @@ import yaml
 from helpers import ROOT
 
 NAMESPACE = "kafka-patterns-strimzi"
-CLUSTER = yaml.safe_load((ROOT / "spark-jobs" / "catalogue.yaml").read_text())["cluster"]["name"]
+CLUSTER = yaml.safe_load((ROOT / "catalogue" / "catalogue.yaml").read_text())["cluster"]["name"]
 VALUES = yaml.safe_load((ROOT / "helm" / "kafka-patterns" / "values-local-strimzi.yaml").read_text())
 LISTENER = VALUES["kafka"]["externalListener"]["configuration"]
 BOOTSTRAP = f"{LISTENER['bootstrap']['alternativeNames'][0]}:{LISTENER['bootstrap']['nodePort']}"

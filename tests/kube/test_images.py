@@ -24,7 +24,7 @@ import yaml
 from helpers import ROOT
 from kafka_patterns.config import catalogue
 
-VERSIONS = yaml.safe_load((ROOT / "ansible" / "versions.yml").read_text())
+VERSIONS = yaml.safe_load((ROOT / "catalogue" / "versions.yml").read_text())
 SPARK_VERSION = VERSIONS["spark_version"]
 OPERATOR_VERSION = VERSIONS["spark_operator_version"]
 KP_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kafka-patterns"
@@ -119,7 +119,7 @@ def test_job_package_imports_and_finds_the_catalogue(run: Run) -> None:
               "print(json.dumps({'file': str(c.CATALOGUE_FILE), 'jobs': sorted(c.jobs()), "
               "'spark': c.versions()['spark_version']}))")
     found = json.loads(ok(run("kafka-patterns-spark", "python3", "-c", script)).strip().splitlines()[-1])
-    assert found["file"] == "/opt/kafka-patterns/spark-jobs/catalogue.yaml"
+    assert found["file"] == "/opt/kafka-patterns/catalogue/catalogue.yaml"
     assert found["jobs"] == sorted(catalogue.jobs())
     assert found["spark"] == SPARK_VERSION
 

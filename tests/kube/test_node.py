@@ -25,7 +25,7 @@ from helpers import ROOT, run_playbook
 
 Kubectl = Callable[..., subprocess.CompletedProcess]
 KUBE_DIR = ROOT / ".run" / "kube"
-VERSIONS = yaml.safe_load((ROOT / "ansible" / "versions.yml").read_text())
+VERSIONS = yaml.safe_load((ROOT / "catalogue" / "versions.yml").read_text())
 
 NODE = "kp-node"
 NODE_ADDRESS = "198.51.100.1"

@@ -20,7 +20,7 @@ from kafka_patterns.config import schemas
 
 NAMESPACE = "kafka-patterns"
 PASSWORDS = ROOT / ".run" / "kafka-access"
-CATALOGUE = yaml.safe_load((ROOT / "spark-jobs" / "catalogue.yaml").read_text())
+CATALOGUE = yaml.safe_load((ROOT / "catalogue" / "catalogue.yaml").read_text())
 SERVICE = f"{CATALOGUE['cluster']['name']}-schema-registry"
 PORT = 8443
 

@@ -23,8 +23,8 @@ from helpers import ROOT
 from kafka_patterns.clients import postgres
 
 OPERATOR_NAMESPACE = "kafka-patterns-operators"
-CATALOGUE = yaml.safe_load((ROOT / "spark-jobs" / "catalogue.yaml").read_text())
-VERSIONS = yaml.safe_load((ROOT / "ansible" / "versions.yml").read_text())
+CATALOGUE = yaml.safe_load((ROOT / "catalogue" / "catalogue.yaml").read_text())
+VERSIONS = yaml.safe_load((ROOT / "catalogue" / "versions.yml").read_text())
 VALUES = yaml.safe_load((ROOT / "helm" / "kafka-patterns" / "values-local-strimzi.yaml").read_text())
 STRIMZI_IMAGES = "docker.io/kafka-patterns"
 # The probe's job: what one-to-one may and may not do (catalogue: it reads weather.readings

@@ -20,7 +20,7 @@ from kafka_patterns.clients.kafka import wait_until
 pytestmark = pytest.mark.slow
 
 NAMESPACE = "kafka-patterns-strimzi"
-CATALOGUE = yaml.safe_load((ROOT / "spark-jobs" / "catalogue.yaml").read_text())
+CATALOGUE = yaml.safe_load((ROOT / "catalogue" / "catalogue.yaml").read_text())
 CLUSTER = CATALOGUE["cluster"]["name"]
 VALUES = yaml.safe_load((ROOT / "helm" / "kafka-patterns" / "values-local-strimzi.yaml").read_text())
 NODES = VALUES["kafka"]["brokers"]["replicas"]

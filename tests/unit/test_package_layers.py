@@ -14,6 +14,7 @@ ones included: a lazy import is an import all the same."""
 from __future__ import annotations
 
 import ast
+import itertools
 from pathlib import Path
 
 import pytest
@@ -96,16 +97,17 @@ def test_no_modules_import_each_other_directly_or_in_a_ring() -> None:
         state[m] = "open"
         for n in sorted(graph[m]):
             if state.get(n) == "open":
-                rings.append(path[path.index(n):] + [n])
+                rings.append([*path[path.index(n):], n])
             elif n not in state:
-                visit(n, path + [n])
+                visit(n, [*path, n])
         state[m] = "done"
 
     for m in sorted(graph):
         if m not in state:
             visit(m, [m])
     # A package's __init__ imported by its own modules is not a ring of code.
-    rings = [r for r in rings if not any(a.startswith(b + ".") or b.startswith(a + ".") for a, b in zip(r, r[1:]))]
+    rings = [r for r in rings
+             if not any(a.startswith(b + ".") or b.startswith(a + ".") for a, b in itertools.pairwise(r))]
     assert not rings, f"import rings: {rings}"
 
 

@@ -1,5 +1,5 @@
 """The pins and the Spark image's build context (spark-jobs/tools): every Python package
-pinned once, in spark-jobs/pyproject.toml; pyspark at versions.yml's spark_version; the
+pinned once, in pyproject.toml; pyspark at versions.yml's spark_version; the
 image installs exactly the jobs' runtime dependencies and holds the package, the
 catalogue, the launcher and the connector jars pyspark lacks."""
 
@@ -24,8 +24,8 @@ import pins
 
 from kafka_patterns.config import catalogue
 
-PROJECT = tomllib.loads((ROOT / "spark-jobs" / "pyproject.toml").read_text())["project"]
-VERSIONS = yaml.safe_load((ROOT / "ansible" / "versions.yml").read_text())
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+VERSIONS = yaml.safe_load((ROOT / "catalogue" / "versions.yml").read_text())
 SPARK_VERSION = VERSIONS["spark_version"]
 
 
@@ -54,7 +54,7 @@ def test_a_follower_package_takes_its_versions_yml_pin(package: str, key: str, t
 
 
 def test_versions_yml_pins_no_python_package() -> None:
-    assert "python_packages" not in pins.versions(), "Python packages are pinned in spark-jobs/pyproject.toml"
+    assert "python_packages" not in pins.versions(), "Python packages are pinned in pyproject.toml"
 
 
 @pytest.mark.parametrize(("dependency", "error"), [
@@ -123,11 +123,11 @@ def test_the_image_context_holds_package_catalogue_launcher_and_jars(setup_done:
     sources = {p.relative_to(package) for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
     assert {p.relative_to(setup_done / "kafka_patterns") for p in (setup_done / "kafka_patterns").rglob("*")
             if p.is_file()} == sources
-    for name, source in {"catalogue.yaml": ROOT / "spark-jobs" / "catalogue.yaml",
-                         "catalogue.schema.json": ROOT / "spark-jobs" / "catalogue.schema.json",
-                         "versions.yml": ROOT / "ansible" / "versions.yml",
-                         "run_job.py": ROOT / "spark-jobs" / "docker" / "run_job.py"}.items():
-        assert (setup_done / name).read_bytes() == source.read_bytes(), name
+    declarations = ROOT / "catalogue"
+    for source in [p for p in declarations.rglob("*") if p.is_file() and "__pycache__" not in p.parts]:
+        name = source.relative_to(declarations)
+        assert (setup_done / "catalogue" / name).read_bytes() == source.read_bytes(), name
+    assert (setup_done / "run_job.py").read_bytes() == (ROOT / "spark-jobs" / "docker" / "run_job.py").read_bytes()
     # Only the jars whose artifact pyspark does not ship: none twice on Spark's classpath.
     assert sorted(p.name for p in (setup_done / "spark-kafka-jars").iterdir()) == sorted(CONNECTOR)
 
@@ -138,7 +138,7 @@ def test_the_image_context_holds_every_query_the_catalogue_names(setup_done: Pat
     named = {j.sql for j in catalogue.job_specs().values() if j.sql}
     assert named
     for path in named:
-        assert (setup_done / path).read_bytes() == (ROOT / "spark-jobs" / path).read_bytes(), path
+        assert (setup_done / "catalogue" / path).read_bytes() == (ROOT / "catalogue" / path).read_bytes(), path
 
 
 def test_the_image_installs_exactly_the_runtime_dependencies(setup_done: Path) -> None:

@@ -44,12 +44,13 @@ def test_a_part_not_listening_runs_the_playbook(inventory, monkeypatch, capsys):
     assert "not listening: kafka-2 broker" in capsys.readouterr().out
 
 
-def test_the_inputs_are_the_ansible_tree_the_catalogue_and_the_inventory(inventory):
+def test_the_inputs_are_the_ansible_tree_the_declarations_and_the_inventory(inventory):
     files = {str(p) for p in up_to_date.input_files(inventory)}
     root = up_to_date.ROOT
-    assert str(root / "ansible" / "versions.yml") in files
+    assert str(root / "catalogue" / "versions.yml") in files
     assert str(root / "ansible" / "roles" / "kafka_node" / "tasks" / "main.yml") in files
-    assert str(root / "spark-jobs" / "catalogue.yaml") in files
+    assert str(root / "catalogue" / "catalogue.yaml") in files
+    assert str(root / "catalogue" / "schemas" / "reading" / "v1.json") in files
     assert str(inventory / "hosts.yml") in files
     assert not any("__pycache__" in f for f in files)
 

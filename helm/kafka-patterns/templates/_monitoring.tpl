@@ -44,7 +44,7 @@
 {{- $topics := list -}}
 {{- range .Values.topics }}{{ $topics = append $topics .name }}{{ end -}}
 {{- if not (has $c.topic $topics) -}}
-{{- fail (printf "monitoring.canary.topic: %s is not a catalogue topic (spark-jobs/catalogue.yaml topics:): the canary needs its own topic, with the catalogue's settings" $c.topic) -}}
+{{- fail (printf "monitoring.canary.topic: %s is not a catalogue topic (catalogue/catalogue.yaml topics:): the canary needs its own topic, with the catalogue's settings" $c.topic) -}}
 {{- end -}}
 {{- $args := list "kafka_patterns.monitoring.canary" "--topic" $c.topic "--group" $c.group "--rate" $c.rate
                   "--grace-seconds" $c.graceSeconds "--metrics-port" $c.port "--metrics-addr" "0.0.0.0" -}}
@@ -55,7 +55,7 @@
 {{- end -}}
 {{- range $apps -}}
 {{- if not (has .user (include "kp.catalogueUsers" $ | fromJsonArray)) -}}
-{{- fail (printf "the %s runs as Kafka user %s, which is not a user of the catalogue (spark-jobs/catalogue.yaml users:): add it there, or give the %s one of its users (monitoring values)" .name .user .name) -}}
+{{- fail (printf "the %s runs as Kafka user %s, which is not a user of the catalogue (catalogue/catalogue.yaml users:): add it there, or give the %s one of its users (monitoring values)" .name .user .name) -}}
 {{- end -}}
 {{- end -}}
 {{- toJson $apps -}}

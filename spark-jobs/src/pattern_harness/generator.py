@@ -27,7 +27,7 @@ from pattern_harness import bad_input
 # Normal network/clock skew of event time behind wall-clock time, and how far behind
 # a late event is (beyond the jobs' watermark delay).
 SKEW_MS = (0, 2_000)
-# The version of the reading schema (spark-jobs/schemas/reading) make_reading writes.
+# The version of the reading schema (catalogue/schemas/reading) make_reading writes.
 READING_VERSION = 1
 LATE_MS = (120_000, 600_000)
 # The spread (°C) of a sensor's readings around its base temperature.
@@ -82,7 +82,7 @@ def produce(topic: str, count: int, rate: float | None = None, run: str | None =
     the i-th reading's event time is drawn behind (skew, lateness); default: now, a
     scenario passes its own to place readings in the windows it wants."""
     if topic not in catalogue.topics():
-        raise ValueError(f"topic {topic!r} is not in the catalogue (spark-jobs/catalogue.yaml)")
+        raise ValueError(f"topic {topic!r} is not in the catalogue (catalogue/catalogue.yaml)")
     out = Produced(run or uuid.uuid4().hex[:12], topic)
     rng = random.Random(seed)
     producer = kafka.producer(**(producer_config or {}))

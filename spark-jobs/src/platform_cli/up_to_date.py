@@ -7,7 +7,7 @@ last successful run and every part of the cluster listens.
 site.yml is idempotent but runs some 400 tasks, about a minute even when each says
 "ok". The inputs are everything the playbook reads from this checkout: the Ansible
 tree (roles, playbooks, inventories, versions.yml, ansible.cfg), the catalogue, the
-record schemas (spark-jobs/schemas: the playbook registers them in the schema
+record schemas (catalogue/schemas: the playbook registers them in the schema
 registry), and the inventory in use. What this cannot see is drift made by hand under .run/ while
 the services still answer; `make up FORCE=1` runs the playbook regardless.
 """
@@ -27,8 +27,8 @@ SKIPPED_PARTS = {"__pycache__", ".pytest_cache"}
 
 
 def input_files(inventory_dir: Path) -> list[Path]:
-    # The record schemas too: the playbook registers them (role schema_registry).
-    roots = [ROOT / "ansible", ROOT / "spark-jobs" / "catalogue.yaml", ROOT / "spark-jobs" / "schemas", inventory_dir]
+    # The declarations too: the catalogue, versions.yml, the record schemas (registered by role schema_registry).
+    roots = [ROOT / "ansible", ROOT / "catalogue", inventory_dir]
     files: set[Path] = set()
     for root in roots:
         if root.is_file():

@@ -16,11 +16,13 @@ import jsonschema
 import yaml
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # kafka_patterns/
-SPARK_JOBS_DIR = PACKAGE_DIR.parent.parent
-ROOT = SPARK_JOBS_DIR.parent
-CATALOGUE_FILE = SPARK_JOBS_DIR / "catalogue.yaml"
-SCHEMA_FILE = SPARK_JOBS_DIR / "catalogue.schema.json"
-VERSIONS_FILE = ROOT / "ansible" / "versions.yml"
+ROOT = PACKAGE_DIR.parent.parent.parent  # the checkout (/opt/kafka-patterns in the image)
+# The declarations every path reads (the catalogue, versions, record schemas, SQL); a
+# job's `sql:` is relative to it.
+DECLARATIONS_DIR = ROOT / "catalogue"
+CATALOGUE_FILE = DECLARATIONS_DIR / "catalogue.yaml"
+SCHEMA_FILE = DECLARATIONS_DIR / "catalogue.schema.json"
+VERSIONS_FILE = DECLARATIONS_DIR / "versions.yml"
 
 
 POSTGRES = "postgres:"  # an output written to a PostgreSQL table: postgres:<table>
@@ -73,9 +75,9 @@ def validate(data: Any, source: str = "catalogue") -> dict[str, Any]:
         if {*job["inputs"], *job.get("lookups", [])} & {*job["outputs"], job.get("deadletter")}:
             raise CatalogueError(f"{source}: jobs[{i}]: job {job['name']!r} reads a topic it writes")
         _check_state(data, i, job, source)
-        if "sql" in job and not (SPARK_JOBS_DIR / job["sql"]).is_file():
+        if "sql" in job and not (DECLARATIONS_DIR / job["sql"]).is_file():
             raise CatalogueError(f"{source}: jobs[{i}].sql: {job['sql']!r} of job {job['name']!r} is no file "
-                                 f"under {SPARK_JOBS_DIR}")
+                                 f"under {DECLARATIONS_DIR}")
     _check_patterns(data, source)
     return data
 
@@ -211,7 +213,7 @@ class Job:
         if not self.sql:
             raise CatalogueError(f"{CATALOGUE_FILE.name}: jobs.{self.name}.sql: not set; this job runs the "
                                  "SQL query that file holds")
-        return SPARK_JOBS_DIR / self.sql
+        return DECLARATIONS_DIR / self.sql
 
     @property
     def deadletter_topic(self) -> str:

@@ -81,7 +81,7 @@ def password(user: str) -> str:
         value = path.read_text().strip()
     except FileNotFoundError:
         raise CredentialsError(f"no password for Kafka user {user!r} in {path}: `make up` creates the catalogue's "
-                               f"users (role kafka_access); is {user!r} a job or user of spark-jobs/catalogue.yaml?"
+                               f"users (role kafka_access); is {user!r} a job or user of catalogue/catalogue.yaml?"
                                ) from None
     if not value:
         raise CredentialsError(f"{path} is empty: delete it and run `make up` to set a new password")

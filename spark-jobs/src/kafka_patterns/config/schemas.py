@@ -1,5 +1,5 @@
 """The record schemas: JSON Schema files kept in the repository, every version of each
-(spark-jobs/schemas/<name>/v<N>.json), declared in the catalogue (`schemas:`) and named
+(catalogue/schemas/<name>/v<N>.json), declared in the catalogue (`schemas:`) and named
 by the topics that carry them (`topics[].schema`).
 
 A schema evolves under its declared compatibility. BACKWARD, the only level used here,
@@ -35,7 +35,7 @@ import jsonschema
 
 from kafka_patterns.config import catalogue
 
-SCHEMAS_DIR = catalogue.SPARK_JOBS_DIR / "schemas"
+SCHEMAS_DIR = catalogue.DECLARATIONS_DIR / "schemas"
 DIALECT = "http://json-schema.org/draft-07/schema#"
 # Keywords that only annotate or structure a schema: they accept nothing by themselves.
 ANNOTATIONS = {"$schema", "$id", "$defs", "definitions", "$comment", "title", "description", "default", "examples"}

@@ -264,7 +264,7 @@ class Canary:
             raise CanaryError(f"--topic {topic}: no metadata from {kafka.bootstrap_servers()}: {e}") from None
         if meta.error is not None or not meta.partitions:
             raise CanaryError(f"--topic {topic}: {meta.error or 'no partitions'} (is it declared in "
-                              "spark-jobs/catalogue.yaml, and may this Kafka user describe it?)")
+                              "catalogue/catalogue.yaml, and may this Kafka user describe it?)")
         return sorted(meta.partitions)
 
     def _produce(self, producer, partition: int, seq: int) -> bool:

@@ -5,7 +5,7 @@ The scenario places readings in event time itself (a clock it gives the generato
 phase 1 fills six 10-second windows and runs the job; phase 2 fills the next six, with
 a share of late readings (measured minutes before phase 1's windows, which the
 watermark has closed), and runs the job again from its checkpoint. The reference
-(expected_windows) is the query of spark-jobs/sql/station_heat_windows.sql written in
+(expected_windows) is the query of catalogue/sql/station_heat_windows.sql written in
 Python, watermark included, per run of the job: a run is one micro-batch (no
 --max-offsets-per-trigger), a reading whose window ends at or before the watermark of
 the runs before is late and dropped, and after a run the watermark is the newest
