@@ -3,9 +3,9 @@ one YAML file per object: what the Kubernetes path applies, reviewable offline.
 
     python helm/tools/render.py [--namespace NS] [--out DIR]
 
-The chart gets the same values files as on a cluster, in the same order:
-catalogue/versions.yml, catalogue/catalogue.yaml, values-<name>.yaml. "default" is
-the chart's values.yaml alone.
+The chart gets the same values files as on a cluster, in the same order
+(kafka_patterns.config.chart_values): catalogue/versions.yml, catalogue/catalogue.yaml,
+values-<name>.yaml. "default" is the chart's values.yaml alone.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-CHART_DIR = ROOT / "helm" / "kafka-patterns"
-VERSIONS_FILE = ROOT / "catalogue" / "versions.yml"
-CATALOGUE_FILE = ROOT / "catalogue" / "catalogue.yaml"
+from kafka_patterns.config import chart_values
+from kafka_patterns.config.catalogue import ROOT
+from kafka_patterns.config.chart_values import CHART_DIR
+
 DEFAULT_OUT = ROOT / "build" / "manifests"
 RELEASE = "patterns"
 DEFAULT_NAMESPACE = "kafka-patterns"
@@ -42,17 +42,12 @@ def helm_binary() -> Path | None:
     return None
 
 
-def values_files() -> dict[str, Path]:
-    """Every variant of the chart by name: "default" (values.yaml alone), then one per
-    values-<name>.yaml (dev, prod, ...)."""
-    return {"default": CHART_DIR / "values.yaml",
-            **{p.stem.removeprefix("values-"): p for p in sorted(CHART_DIR.glob("values-*.yaml"))}}
+values_files = chart_values.variants
 
 
 def helm_args(values: Path) -> list[str]:
-    """-f files in helm's order (later wins): pins, catalogue, then the variant's file
-    (values.yaml itself is always read first; passing it again changes nothing)."""
-    return ["-f", str(VERSIONS_FILE), "-f", str(CATALOGUE_FILE), "-f", str(values)]
+    """-f files in helm's order (later wins); values.yaml itself is always read first."""
+    return [arg for f in chart_values.value_files(values) for arg in ("-f", str(f))]
 
 
 def render(values: Path, namespace: str = DEFAULT_NAMESPACE, helm: Path | None = None) -> list[dict[str, Any]]:

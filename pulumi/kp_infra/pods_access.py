@@ -7,23 +7,15 @@ release's namespace. The material is what `make up` wrote for the pods
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 import pulumi_kubernetes as k8s
 
 import pulumi
+from kafka_patterns.config.names import k8s_name
 
 LABELS = {"app.kubernetes.io/part-of": "kafka-patterns"}
-
-
-def k8s_name(name: str) -> str:
-    """The chart's kp.k8sName: lower case, dots and underscores as dashes, at most 63."""
-    out = name.lower().replace(".", "-").replace("_", "-")
-    if len(out) > 63:
-        out = f"{out[:54].rstrip('-')}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
-    return out
 
 
 def kafka_users(values: dict[str, Any], catalogue: dict[str, Any]) -> list[str]:

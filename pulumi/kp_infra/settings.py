@@ -8,7 +8,6 @@ read from."""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import hashlib
@@ -21,12 +20,11 @@ from typing import Any, Protocol
 import yaml
 
 import pulumi
+from kafka_patterns.config import chart_values, names
+from kafka_patterns.config.catalogue import CATALOGUE_FILE, ROOT, VERSIONS_FILE
+from kafka_patterns.config.chart_values import CHART_DIR
 
-ROOT = Path(__file__).resolve().parents[2]
 PULUMI_DIR = ROOT / "pulumi"
-VERSIONS_FILE = ROOT / "catalogue" / "versions.yml"
-CATALOGUE_FILE = ROOT / "catalogue" / "catalogue.yaml"
-CHART_DIR = ROOT / "helm" / "kafka-patterns"
 PROJECT = "kafka-patterns"
 # Secret stack config of the schema registry (`pulumi config set --secret <key> ...`),
 # required while the chart's registry is enabled: key -> what its value must look like.
@@ -83,21 +81,11 @@ class StackFile:
         return f"{PROJECT}:{key}"
 
 
-def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    """Helm's merge of values files: mappings merge key by key, the rest is replaced."""
-    out = copy.deepcopy(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
+# Helm's merge of values layers (the operators' charts' values too).
+deep_merge = chart_values.merge
 
 
-def _yaml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing (the Kubernetes path reads it)")
-    return yaml.safe_load(path.read_text()) or {}
+_yaml = chart_values.read
 
 
 def user_cache() -> Path:
@@ -181,10 +169,7 @@ class Settings:
     def layered(self, values_file: Path, overrides: dict[str, Any]) -> dict[str, Any]:
         """What `make render` passes with -f, in the same order: versions, catalogue,
         a values file, then the stack's overrides."""
-        values: dict[str, Any] = {}
-        for layer in (self.versions, self.catalogue, _yaml(values_file), overrides):
-            values = deep_merge(values, layer)
-        return values
+        return chart_values.merge_all([self.versions, self.catalogue, _yaml(values_file), overrides])
 
     @property
     def chart_values(self) -> dict[str, Any]:
@@ -193,7 +178,7 @@ class Settings:
     @property
     def effective_values(self) -> dict[str, Any]:
         """The values the chart's templates see: its values.yaml under chart_values."""
-        return deep_merge(_yaml(CHART_DIR / "values.yaml"), self.chart_values)
+        return deep_merge(_yaml(chart_values.CHART_DEFAULTS), self.chart_values)
 
     @property
     def releases(self) -> list[ReleaseSettings]:
@@ -205,7 +190,7 @@ class Settings:
         return self.layered(release.values_file, release.overrides)
 
     def release_effective_values(self, release: ReleaseSettings) -> dict[str, Any]:
-        return deep_merge(_yaml(CHART_DIR / "values.yaml"), self.release_values(release))
+        return deep_merge(_yaml(chart_values.CHART_DEFAULTS), self.release_values(release))
 
     @property
     def job_namespaces(self) -> list[str]:
@@ -229,12 +214,11 @@ class Settings:
 
     @property
     def cluster_name(self) -> str:
-        values = self.effective_values
-        return values["kafka"]["clusterName"] or values["cluster"]["name"]
+        return names.cluster_name(self.effective_values)
 
     @property
     def connect_name(self) -> str:
-        return f"{self.cluster_name}-connect"
+        return names.connect_name(self.effective_values)
 
     @property
     def bootstrap_address(self) -> str:

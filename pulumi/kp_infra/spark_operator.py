@@ -9,7 +9,7 @@ from typing import Any
 import pulumi_kubernetes as k8s
 
 import pulumi
-from kp_infra.settings import deep_merge
+from kafka_patterns.config.chart_values import merge as deep_merge
 
 SPARK_OPERATOR_REPO = "https://kubeflow.github.io/spark-operator"
 

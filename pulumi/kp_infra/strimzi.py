@@ -9,7 +9,7 @@ from typing import Any
 import pulumi_kubernetes as k8s
 
 import pulumi
-from kp_infra.settings import deep_merge
+from kafka_patterns.config.chart_values import merge as deep_merge
 
 STRIMZI_CHART = "oci://quay.io/strimzi-helm/strimzi-kafka-operator"
 

@@ -15,6 +15,7 @@ from typing import Any
 import pulumi_kubernetes as k8s
 
 import pulumi
+from kafka_patterns.config import names
 from kp_infra import settings as settings_mod
 
 LABELS = {"app.kubernetes.io/part-of": "kafka-patterns", "kafka-patterns/volume": "hostpath"}
@@ -41,15 +42,10 @@ class HostVolume:
         return f"{self.namespace}-{self.claim}"
 
 
-def cluster_name(values: dict[str, Any]) -> str:
-    """The chart's kp.cluster: the Kafka cluster's name, at most 40 characters."""
-    return (values["kafka"]["clusterName"] or values["cluster"]["name"])[:40].rstrip("-")
-
-
 def kafka_claims(values: dict[str, Any]) -> list[str]:
     """The claims Strimzi makes for the nodes' JBOD volume 0, data-0-<cluster>-<pool>-<id>,
     node ids counted from 0 over the pools in the order the chart declares them."""
-    kafka, prefix = values["kafka"], f"data-0-{cluster_name(values)}-"
+    kafka, prefix = values["kafka"], f"data-0-{names.cluster_name(values)}-"
     brokers = int(kafka["brokers"]["replicas"])
     if kafka["nodePools"] == "combined":
         return [f"{prefix}dual-role-{i}" for i in range(brokers)]

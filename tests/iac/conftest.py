@@ -10,7 +10,9 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from manifests import CRD_DIR, NAMESPACE, REPO_CRD_DIR, VERSIONS_FILE, render_tool, strict
+from manifests import CRD_DIR, NAMESPACE, REPO_CRD_DIR, render_tool, strict
+
+from kafka_patterns.config.catalogue import VERSIONS_FILE
 
 
 @pytest.fixture(scope="session")

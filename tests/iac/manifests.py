@@ -8,9 +8,10 @@ from typing import Any
 import yaml
 
 from helpers import ROOT, load_module
+from kafka_patterns.config import chart_values
+from kafka_patterns.config.names import k8s_name
 
-CHART_DIR = ROOT / "helm" / "kafka-patterns"
-VERSIONS_FILE = ROOT / "catalogue" / "versions.yml"
+CHART_DIR = chart_values.CHART_DIR
 # The pinned CRDs live beside the checkout (../shared/crds), not inside it; those of the
 # Prometheus Operator (PodMonitor), which the chart uses only where a cluster has them,
 # inside it (helm/tools/crds/prometheus-operator-<prometheus_operator_version>/).
@@ -27,16 +28,9 @@ VARIANTS = list(render_tool.values_files())
 
 
 def values_of(variant: str) -> dict[str, Any]:
-    """The chart's values for a variant as its templates see them: values.yaml under
-    the variant's file (mappings merge, the rest is replaced, as helm does)."""
-    def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-        out = dict(base)
-        for k, v in over.items():
-            out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-        return out
-
-    base = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
-    return merge(base, yaml.safe_load(render_tool.values_files()[variant].read_text()) or {})
+    """The chart's values for a variant as its templates see them (the pins and the
+    catalogue under the variant's file, all under values.yaml)."""
+    return chart_values.effective(chart_values.variants()[variant])
 
 
 # Variants on a Strimzi cluster (Kafka, node pools, topics, users, Connect rendered) and
@@ -90,13 +84,6 @@ def connect_name(objects: list[dict[str, Any]]) -> str | None:
 
 def by_name(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
     return {o["metadata"]["name"]: o for o in kinds(objects, kind)}
-
-
-def k8s_name(name: str) -> str:
-    """The chart's kp.k8sName for names that need no hash (all of the catalogue's)."""
-    out = name.lower().replace(".", "-").replace("_", "-")
-    assert len(out) <= 63, name
-    return out
 
 
 def written_topics(job: dict[str, Any]) -> list[str]:

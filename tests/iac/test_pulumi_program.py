@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 import yaml
-from manifests import ROOT, VERSIONS_FILE
+from manifests import ROOT, k8s_name
 from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 
 import pulumi
+from kafka_patterns.config.catalogue import VERSIONS_FILE
 
 PULUMI_DIR = ROOT / "pulumi"
 PROJECT = yaml.safe_load((PULUMI_DIR / "Pulumi.yaml").read_text())["name"]
@@ -437,7 +438,7 @@ def test_the_local_stack_has_a_bring_your_own_and_a_strimzi_release(local_run):
 def test_the_local_stack_makes_every_pods_secret_as_a_secret(local_run, cat):
     secrets = {(r.inputs["metadata"]["namespace"], r.inputs["metadata"]["name"]): r for r in local_run.of_type(SECRET)}
     for job in cat["jobs"]:
-        name = job["name"].lower().replace(".", "-").replace("_", "-")
+        name = k8s_name(job["name"])
         assert ("kafka-patterns", name) in secrets, f"no password Secret for {job['name']}"
     for namespace in ("kafka-patterns", "kafka-patterns-strimzi"):
         assert {(namespace, "postgresql-app"), (namespace, "postgresql-cdc")} <= set(secrets)

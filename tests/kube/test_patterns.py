@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from kafka_patterns.config import names
 from pattern_harness import kube_jobs, kube_scenarios
 from pattern_harness.scenarios import batch
 
@@ -20,7 +21,7 @@ from pattern_harness.scenarios import batch
 def running(job: str) -> kube_jobs.Cluster:
     """The job's streaming application is RUNNING in the namespace the helpers point at."""
     cl = kube_jobs.connect()
-    state = kube_jobs.wait_for_state(cl, kube_jobs.k8s_name(job), {"RUNNING"}, timeout=600)
+    state = kube_jobs.wait_for_state(cl, names.k8s_name(job), {"RUNNING"}, timeout=600)
     assert state == "RUNNING", f"SparkApplication {job} in {cl.namespace} is {state}: run `make deploy STACK=local`"
     return cl
 

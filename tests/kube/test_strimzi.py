@@ -21,6 +21,7 @@ from strimzi_access import CLUSTER, NAMESPACE
 
 from helpers import ROOT
 from kafka_patterns.clients import postgres
+from kafka_patterns.config import names
 
 OPERATOR_NAMESPACE = "kafka-patterns-operators"
 CATALOGUE = yaml.safe_load((ROOT / "catalogue" / "catalogue.yaml").read_text())
@@ -88,7 +89,7 @@ def test_every_catalogue_topic_is_reconciled_ready(kafka, kubectl):
 
 def test_every_catalogue_job_has_a_ready_kafka_user_with_its_password_secret(kafka, kubectl):
     users = {u["metadata"]["name"]: u for u in get(kubectl, "-n", NAMESPACE, "kafkausers")["items"]}
-    expected = {j["name"].lower().replace(".", "-").replace("_", "-") for j in CATALOGUE["jobs"]}
+    expected = {names.k8s_name(j["name"]) for j in CATALOGUE["jobs"]}
     assert expected <= set(users)
     not_ready = [name for name, u in users.items() if not ready(u)]
     assert not_ready == [], f"KafkaUsers not Ready: {not_ready}"

@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 
 from kafka_patterns.config import catalogue
+from kafka_patterns.config.names import k8s_name
 
 GROUP, VERSION = "sparkoperator.k8s.io", "v1beta2"
 STRIMZI_GROUP, STRIMZI_VERSION = "kafka.strimzi.io", "v1"
@@ -42,11 +43,6 @@ class Cluster:
     core: object    # kubernetes.client.CoreV1Api
     apps: object    # kubernetes.client.AppsV1Api
     batch: object   # kubernetes.client.BatchV1Api
-
-
-def k8s_name(name: str) -> str:
-    """The chart's kp.k8sName for names up to 63 characters (every catalogue job's)."""
-    return name.lower().replace(".", "-").replace("_", "-")
 
 
 def namespace() -> str:

@@ -25,6 +25,7 @@ import time
 from datetime import UTC, datetime
 
 from kafka_patterns.clients import connect, kafka, postgres
+from kafka_patterns.config import names
 from kafka_patterns.jobs import work_queue as wq
 from pattern_harness import generator, kube_jobs
 from pattern_harness.delivery import Order, account
@@ -162,7 +163,7 @@ def cdc_pipeline(rows: int = 200, updates: int = 60, deletes: int = 40, seed: in
     src = base.input_topics(job)[0]
     key = f"{cdc.KEY} on kubernetes ({kube_jobs.namespace()})"
     cluster = kube_jobs.connect()
-    wanted = sorted(kube_jobs.k8s_name(name) for name in connect.specs())
+    wanted = sorted(names.k8s_name(name) for name in connect.specs())
 
     def running() -> dict[str, kube_jobs.Connector] | None:
         found = kube_jobs.connectors(cluster)

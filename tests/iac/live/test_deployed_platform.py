@@ -13,9 +13,7 @@ import pytest
 import testinfra
 from live_cluster import condition
 
-
-def k8s_name(name: str) -> str:
-    return name.lower().replace(".", "-").replace("_", "-")
+from kafka_patterns.config.names import k8s_name
 
 
 def pods(live, role: str) -> list[dict]:
