@@ -369,7 +369,7 @@ def test_disabling_the_registry_needs_no_secret_and_turns_it_off_in_the_chart():
 
 
 def test_every_stack_gives_the_spark_operator_pods_cpu_requests(any_run):
-    # BestEffort pods starved on a busy node (docs/measurements.md, 20261130): every stack
+    # BestEffort pods starved on a busy node (docs/measurements/20261130.md): every stack
     # requests, not only the local one.
     values = next(r.inputs for r in any_run.of_type(RELEASE) if r.inputs.get("name") == "spark-operator")["values"]
     assert values["controller"]["resources"]["requests"]["cpu"]
