@@ -124,6 +124,15 @@ def test_job_package_imports_and_finds_the_catalogue(run: Run) -> None:
     assert found["spark"] == SPARK_VERSION
 
 
+def test_the_image_holds_the_shipped_package_and_not_the_harness_or_the_clis(run: Run) -> None:
+    """What a pod runs never imports the test harness (tests/unit/test_package_layers.py
+    proves it of the source): here, the image does not even hold it."""
+    script = ("import importlib.util as u; "
+              "print([m for m in ('kafka_patterns.jobs', 'pattern_harness', 'platform_cli') if u.find_spec(m)])")
+    found = ok(run("kafka-patterns-spark", "python3", "-c", script)).strip().splitlines()[-1]
+    assert found == "['kafka_patterns.jobs']", found
+
+
 def test_every_spark_job_starts_through_the_launcher(run: Run) -> None:
     """What a SparkApplication runs: run_job.py <module> (the chart's arguments) with the
     job in KAFKA_PATTERNS_JOB (the chart's env), here with --help: the module, pyspark,
