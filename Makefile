@@ -20,6 +20,8 @@ PYPROJECT := $(ROOT)/pyproject.toml
 export ANSIBLE_CONFIG := $(ROOT)/ansible/ansible.cfg
 export PATH := $(VENV)/bin:$(PATH)
 export PYTHONPATH := $(ROOT)/spark-jobs/src
+# The local cluster's inventory, for the Python tools as for Ansible.
+export PLATFORM_INVENTORY := $(INVENTORY)
 
 PLAYBOOK := ansible-playbook -i $(INVENTORY)
 # Quiet by default: a long command's whole output goes to .run/logs/<log>.log and the
@@ -55,20 +57,8 @@ PYTHON3 := $(shell /usr/bin/python3 -c 'import sys; sys.exit(sys.version_info < 
 	&& echo /usr/bin/python3 || echo python3)
 endif
 
-$(VENV)/.installed: $(VERSIONS) $(PYPROJECT) $(TOOLS)/pins.py
-	@echo "==> Python virtualenv $(VENV) ($$($(PYTHON3) -c 'import sys; print(sys.executable, sys.version.split()[0])'))" >&2
-	@$(PYTHON3) -c 'import ensurepip, venv' 2>/dev/null || { \
-	  echo "    python3-venv is missing: installing it with apt-get" >&2; \
-	  $$( [ $$(id -u) = 0 ] || echo sudo ) apt-get update -qq && \
-	  $$( [ $$(id -u) = 0 ] || echo sudo ) apt-get install -y -qq python3-venv >/dev/null; }
-	@test -x $(PY) || $(PYTHON3) -m venv $(VENV)
-	@$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
-	@# PyYAML first (pins.py reads versions.yml with it), then pyproject's pins and pyspark==spark_version.
-	@yaml=$$($(PY) $(TOOLS)/pins.py bootstrap); $(PY) -m pip install -q --disable-pip-version-check "$$yaml" >&2
-	@$(PY) $(TOOLS)/pins.py requirements > $(VENV)/requirements.txt
-	@echo "    pip install $$(wc -l < $(VENV)/requirements.txt) pinned packages (pyspark is a ~450 MB download the first time)" >&2
-	@$(PY) -m pip install -q --disable-pip-version-check --progress-bar off -r $(VENV)/requirements.txt >&2
-	@touch $@
+$(VENV)/.installed: $(VERSIONS) $(PYPROJECT) $(TOOLS)/pins.py $(TOOLS)/venv.py
+	@$(PYTHON3) $(TOOLS)/venv.py $(VENV)
 
 $(CACHE)/setup.stamp: $(VENV)/.installed $(SETUP_INPUTS)
 	@$(call quietly,setup,make setup: Debian packages and Maven artifacts,$(PLAYBOOK) $(ROOT)/ansible/playbooks/setup.yml) >&2
@@ -77,7 +67,7 @@ $(CACHE)/setup.stamp: $(VENV)/.installed $(SETUP_INPUTS)
 # --- the local cluster --------------------------------------------------------
 # A second `make up` skips site.yml when its inputs are unchanged and everything
 # answers (platform_cli.up_to_date); FORCE=1 runs it regardless.
-up_to_date = PLATFORM_INVENTORY=$(INVENTORY) $(PY) -m platform_cli.up_to_date
+up_to_date = $(PY) -m platform_cli.up_to_date
 
 # site.yml's playbooks in stages, those of a stage at once: the same plays as site.yml in
 # an order that meets the same dependencies (PostgreSQL needs nothing of Kafka; Connect,
@@ -97,12 +87,7 @@ down: setup ## stop everything `make up` started; data is kept
 	@$(call quietly,down,make down,$(PLAYBOOK) $(ROOT)/ansible/playbooks/stop.yml)
 
 clean: ## stop everything and remove the data (the download cache stays)
-	@if [ -x $(PY) ] && [ -d $(ROOT)/.run/kube ]; then $(MAKE) kube-down; fi
-	@if [ -x $(PY) ] && [ -d $(ROOT)/.run/hosts ]; then $(MAKE) hosts-down; fi
-	@if [ -x $(PY) ]; then $(call quietly,clean,make clean: stop and remove the data,$(PLAYBOOK) $(ROOT)/ansible/playbooks/stop.yml -e purge_data=true); fi
-	@if [ -x $(PY) ]; then ansible -i $(INVENTORY) 'all[0]' -m ansible.builtin.include_role -a name=host_bridge -e host_bridge_state=absent >/dev/null || { echo "could not delete the project bridge: ip link delete dev kpbr0" >&2; exit 1; }; fi
-	@# the plain-text baseline of an interrupted make bench (bench/plaintext_cluster.py), if any
-	@pkill -KILL -f -- '$(ROOT)/.run/bench-plaintext[/]' || true  # [/]: not this shell's own command line
+	@if [ -x $(PY) ]; then $(PY) -m platform_cli.clean; fi
 	@rm -rf $(ROOT)/.run
 
 status: setup ## nodes and roles, quorum, topics with ISR and URP, consumer lag, Connect, PostgreSQL, alerts and canary
@@ -121,8 +106,7 @@ dlq: setup ## what is in the dead-letter topic, grouped by reason, with the jobs
 	@$(PY) -m platform_cli.dlq show
 
 bad-input: setup ## every pattern that reads readings, fed each kind of bad record: written, dead-lettered, crashed (PATTERN=<name>: one)
-	@$(PY) -m kafka_patterns.config.inventory is-up 2>/dev/null || $(MAKE) up
-	@$(PY) -m platform_cli.bad_input_suite $(PATTERN)
+	@$(NEEDS) cluster --keep -- $(PY) -m platform_cli.bad_input_suite $(PATTERN)
 
 replay-dlq: setup ## write the dead letters of one reason back to their source topics: make replay-dlq REASON='<reason>'
 	@test -n "$(REASON)" || { echo "REASON is not set: make replay-dlq REASON='<reason>' (make dlq lists the reasons)" >&2; exit 2; }
@@ -139,75 +123,39 @@ patterns: setup ## list the patterns with their jobs and promised semantics
 
 run: setup ## run one pattern end to end: make run PATTERN=<name> (see make patterns)
 	@test -n "$(PATTERN)" || { echo "PATTERN is not set: make run PATTERN=<name>; make patterns lists the names" >&2; exit 2; }
-	@$(PY) -m kafka_patterns.config.inventory is-up 2>/dev/null || $(MAKE) up
-	@$(PY) -m platform_cli.run_scenarios $(PATTERN)
+	@$(NEEDS) cluster --keep -- $(PY) -m platform_cli.run_scenarios $(PATTERN)
 
-# --- tests --------------------------------------------------------------------
-PYTEST := $(PY) -m pytest -c $(ROOT)/tests/pytest.ini --rootdir $(ROOT)
-
-# Every tier runs even when one fails (like make -k); each prints its time. The tiers
-# on the local cluster come first; the hosts topology brings its own cluster, so the
-# local one (when this run started it) is stopped before, leaving it the machine.
-# iac and unit need no cluster and each keeps about one of the two cores busy, so they
-# run side by side, each into its own log, shown once both are done (measured: 96 and
-# 111 s one after the other, 115 s together).
-SIDE_BY_SIDE_TIERS := test-iac test-unit
-TEST_TIERS := test-infra test-security test-integration test-faults test-kube
-tier_sh = t0=$$SECONDS; $(MAKE) $(1) && r=passed || { r=FAILED; rc=1; }; \
-	echo "==> $(1) $$r in $$(( SECONDS - t0 ))s" | tee -a $(ROOT)/.run/logs/test-tiers.log $(ROOT)/.run/logs/test-run.log
-side_by_side_sh = echo "==> $(1) side by side (logs: .run/logs/<tier>.log)"; pids=; \
-	for tier in $(1); do ( rc=0; $(call tier_sh,$$tier); exit $$rc ) > $(ROOT)/.run/logs/$$tier.log 2>&1 & pids="$$pids $$!"; done; \
-	for pid in $$pids; do wait $$pid || rc=1; done; \
-	for tier in $(1); do cat $(ROOT)/.run/logs/$$tier.log; done
+# --- tests ------------------------------------------------------------------------
+# What each tier runs and needs running lives in platform_cli.tiers: a tier starts the
+# local cluster, the local Kubernetes or the test hosts when down and stops what it
+# started (platform_cli.environments). make test runs every tier even when one fails.
+# Pass pytest arguments with ARGS='-k cdc'; TEST_WORKERS, CHAOS_RUNS and INVENTORY reach
+# the tiers from make's command line.
+TIERS := $(PY) -m platform_cli.tiers
+# Start an environment when it is down, for a command (--keep: leave it running).
+NEEDS := $(PY) -m platform_cli.environments
+tier = $(TIERS) $(1) $(if $(ARGS),-- $(ARGS))
 
 test: setup ## every test tier; starts the cluster if needed and stops what it started
-	@mkdir -p $(ROOT)/.run/logs; rm -f $(ROOT)/.run/logs/failed-tests.log; : > $(ROOT)/.run/logs/test-run.log; \
-	started=no; \
-	if ! $(PY) -m kafka_patterns.config.inventory is-up 2>/dev/null; then $(MAKE) up; started=yes; fi; \
-	rc=0; $(call side_by_side_sh,$(SIDE_BY_SIDE_TIERS)); \
-	for tier in $(TEST_TIERS); do $(call tier_sh,$$tier); done; \
-	if [ $$started = yes ]; then echo "==> stopping the cluster this run started"; $(MAKE) down; fi; \
-	$(call tier_sh,test-hosts-chaos); \
-	echo "==> summary"; cat $(ROOT)/.run/logs/test-run.log; \
-	if [ -s $(ROOT)/.run/logs/failed-tests.log ]; then echo "==> failed tests"; cat $(ROOT)/.run/logs/failed-tests.log; fi; \
-	exit $$rc
+	@$(TIERS) all
 
 test-unit: setup ## unit tests and the clear-error checks (no cluster needed)
-	@$(PYTEST) $(ROOT)/tests/unit
+	@$(call tier,unit)
 
-test-infra: setup ## testinfra checks of the running cluster through the Ansible inventory
-	@$(PYTEST) $(ROOT)/tests/infra --ansible-inventory=$(INVENTORY)
+test-infra: setup ## testinfra checks of the running cluster through the Ansible inventory (make up when down)
+	@$(call tier,infra)
 
 test-security: setup ## every refusal of the secure default (Kafka listeners, ACLs, Connect REST), counted
-	@$(PYTEST) $(ROOT)/tests/security
+	@$(call tier,security)
 
-# The tests run side by side (pytest-xdist): most of a test's time is waiting on a
-# producer's rate, a job process's start or a window closing. Tests that share state
-# are in one xdist_group, which runs on one worker.
-TEST_WORKERS ?= 3
 test-integration: setup ## guarantee tests against the running cluster (TEST_WORKERS=1: one at a time)
-	@$(PYTEST) $(ROOT)/tests/integration -n $(TEST_WORKERS) --dist loadgroup
+	@$(call tier,integration)
 
-# The fault matrix kills job processes only: its cases run side by side. The other
-# faults stop, wipe or hang Kafka nodes, so they run after it, one at a time.
 test-faults: setup ## fault injection (jobs and consumers killed mid-stream, nodes stopped) against the running cluster
-	@rc=0; $(PYTEST) $(ROOT)/tests/faults/test_fault_matrix.py -n $(TEST_WORKERS) --dist loadgroup || rc=$$?; \
-	$(PYTEST) $(ROOT)/tests/faults --ignore=$(ROOT)/tests/faults/test_fault_matrix.py || rc=$$?; exit $$rc
+	@$(call tier,faults)
 
-# The Kubernetes tier needs the local cluster (make up): its pods use that Kafka and
-# PostgreSQL. It starts the local Kubernetes when it is down and stops what it started.
-# Each step's time goes to the run's summary (.run/logs/test-run.log), the one part of
-# a long run's output that is always seen.
 test-kube: setup ## local Kubernetes: kube-up, image, deploy STACK=local, tests/kube and the live checks
-	@mkdir -p $(ROOT)/.run/logs; started=no; t=$$SECONDS; \
-	if ! $(MAKE) -s kubeconfig >/dev/null 2>&1; then $(MAKE) kube-up; started=yes; fi; \
-	steps="kube-up $$(( SECONDS - t ))s"; \
-	step() { label=$$1; shift; t=$$SECONDS; "$$@"; r=$$?; steps="$$steps, $$label $$(( SECONDS - t ))s"; return $$r; }; \
-	rc=0; { step image $(MAKE) image && step deploy $(MAKE) deploy STACK=local && \
-	  step tests env KUBECONFIG=$(KUBE_ADMIN_KUBECONFIG) KP_LIVE_STACK=local $(PYTEST) $(ROOT)/tests/kube $(ROOT)/tests/iac/live; } || rc=$$?; \
-	if [ $$started = yes ]; then echo "==> stopping the local Kubernetes this run started"; $(MAKE) kube-down; fi; \
-	echo "    test-kube steps: $$steps" | tee -a $(ROOT)/.run/logs/test-run.log; \
-	exit $$rc
+	@$(call tier,kube)
 
 lint: setup ## ruff and ansible-lint
 	@ruff check --config $(ROOT)/pyproject.toml $(ROOT)/spark-jobs $(ROOT)/tests $(ROOT)/ansible $(ROOT)/bench $(ROOT)/pulumi $(ROOT)/helm
@@ -253,7 +201,7 @@ kube-stack: setup ## print the stack make deploy/destroy/k8s-status use when STA
 	@$(KUBE_STACK) stack
 
 test-iac: setup ## chart render + schema validation, Pulumi mocks, Ansible syntax-check/lint (no cluster)
-	@HELM=$(HELM) $(PYTEST) $(ROOT)/tests/iac
+	@$(call tier,iac)
 
 image: setup ## the Spark, spark-operator, schema registry and Strimzi (from source) images, built with podman (no Docker engine), loaded into the local cluster if it runs
 	@$(call quietly,image,make image,$(PLAYBOOK) $(ROOT)/ansible/playbooks/image.yml)
@@ -274,10 +222,8 @@ kube-up: setup ## start the local Kubernetes (first time: builds it, ~15-25 min)
 kube-down: setup ## stop the local Kubernetes, leave nothing running; its data is kept
 	@$(call quietly,kube-down,make kube-down,$(PLAYBOOK) $(ROOT)/ansible/playbooks/kube-down.yml)
 
-kubeconfig: ## print the local Kubernetes' admin kubeconfig path (use with make -s)
-	@test -f $(KUBE_ADMIN_KUBECONFIG) && start-stop-daemon --status --pidfile $(ROOT)/.run/kube/run/kube-apiserver.pid || \
-	  { echo "the local Kubernetes is not running: run make kube-up" >&2; exit 1; }
-	@echo $(KUBE_ADMIN_KUBECONFIG)
+kubeconfig: setup ## print the local Kubernetes' admin kubeconfig path (use with make -s)
+	@$(NEEDS) kubeconfig
 
 # --- the hosts topology (network namespaces) ---------------------------------
 # inventories/example-hosts for real: 3 controllers, 3 brokers, Connect and PostgreSQL,
@@ -286,12 +232,6 @@ kubeconfig: ## print the local Kubernetes' admin kubeconfig path (use with make 
 # role netns_hosts generates (.run/hosts/inventory). The services run as user kafka
 # (PostgreSQL as postgres). Quiet: a line per play, everything in .run/logs/hosts-*.log.
 HOSTS_INVENTORY := $(ROOT)/.run/hosts/inventory
-# Succeeds when Ansible reaches every test host over SSH. Asks only when the bridge
-# has its address: without it, 198.18.0.0/24 would go out by the default route.
-hosts_reachable = { test -f $(HOSTS_INVENTORY)/hosts.yml && \
-	ip -o -4 addr show dev kphosts0 2>/dev/null | grep -q ' 198\.18\.0\.1/24 ' && \
-	ansible -i $(HOSTS_INVENTORY) all -m ansible.builtin.ping -o -T 5 >/dev/null 2>&1; }
-
 .PHONY: hosts-up hosts-down test-hosts
 
 hosts-up: setup ## the example-hosts topology on test hosts here (netns + sshd), site.yml over SSH (idempotent)
@@ -300,7 +240,7 @@ hosts-up: setup ## the example-hosts topology on test hosts here (netns + sshd),
 	echo "==> the hosts are up in $${SECONDS}s: ansible -i $(HOSTS_INVENTORY) all -m ping"
 
 hosts-down: setup ## stop the services on the test hosts and delete the hosts; nothing keeps running (data stays)
-	@if ip netns list 2>/dev/null | grep -q '^kp-' && $(hosts_reachable); then \
+	@if $(NEEDS) is-up hosts; then \
 	  $(call quietly,hosts-down,stopping the services on the test hosts,ansible-playbook -i $(HOSTS_INVENTORY) $(ROOT)/ansible/playbooks/stop.yml) || \
 	    echo "    some services did not stop cleanly: they are killed with their hosts" >&2; \
 	elif [ -f $(HOSTS_INVENTORY)/hosts.yml ]; then \
@@ -309,48 +249,21 @@ hosts-down: setup ## stop the services on the test hosts and delete the hosts; n
 	$(call quietly,hosts-down,deleting the test hosts (namespaces and veths and bridge kphosts0),$(PLAYBOOK) $(ROOT)/ansible/playbooks/hosts-down.yml,--append)
 
 test-hosts: setup ## tests/hosts against the test hosts: hosts-up when down, hosts-down after when it started them
-	@started=no; \
-	if ! $(hosts_reachable); then $(MAKE) hosts-up; started=yes; fi; \
-	rc=0; KP_HOSTS_STARTED_BY_TEST=$$started $(PYTEST) $(ROOT)/tests/hosts --ansible-inventory=$(HOSTS_INVENTORY) || rc=$$?; \
-	if [ $$started = yes ]; then echo "==> deleting the test hosts this run started"; $(MAKE) hosts-down; fi; \
-	exit $$rc
-
-# Broker faults judged by Kafka's VerifiableProducer/VerifiableConsumer (tests/chaos),
-# on the hosts topology: each scenario CHAOS_RUNS times (6 scenarios x 4 = 24 runs of at
-# least 100,000 acknowledged records each).
-CHAOS_RUNS ?= 4
-chaos_sh = CHAOS_RUNS=$(1) PLATFORM_INVENTORY=$(HOSTS_INVENTORY) $(PYTEST) $(ROOT)/tests/chaos $(2)
+	@$(call tier,hosts)
 
 .PHONY: test-chaos test-hosts-chaos
 
 test-chaos: setup ## broker faults on the hosts topology (hosts-up when down): CHAOS_RUNS per scenario, the fault table
-	@started=no; \
-	if ! $(hosts_reachable); then $(MAKE) hosts-up; started=yes; fi; \
-	rc=0; $(call chaos_sh,$(CHAOS_RUNS)) || rc=$$?; \
-	if [ $$started = yes ]; then echo "==> deleting the test hosts this run started"; $(MAKE) hosts-down; fi; \
-	exit $$rc
+	@$(call tier,chaos)
 
-# What `make test` runs on the hosts topology, inside CI's time: every fault scenario once
-# but the rolling restart (six nodes one at a time, about 8 minutes: make test-chaos runs
-# it), then tests/hosts but the second site.yml run (about 5 minutes over SSH: make
-# test-hosts runs it; test-infra proves the same roles idempotent on the local inventory).
-# The last test of tests/hosts takes the hosts down again when this target started them.
 test-hosts-chaos: setup ## hosts-up when down, each broker fault once (not the rolling restart), tests/hosts (not the second site run), hosts-down
-	@started=no; \
-	if ! $(hosts_reachable); then $(MAKE) hosts-up; started=yes; fi; \
-	rc=0; $(call chaos_sh,1,-k 'not rolling') || rc=$$?; \
-	KP_HOSTS_STARTED_BY_TEST=$$started $(PYTEST) $(ROOT)/tests/hosts --ansible-inventory=$(HOSTS_INVENTORY) \
-	  -k 'not second_site_run' || rc=$$?; \
-	if [ $$started = yes ] && ip netns list 2>/dev/null | grep -q '^kp-'; then $(MAKE) hosts-down; fi; \
-	exit $$rc
+	@$(call tier,hosts-chaos)
 
 # --- bench --------------------------------------------------------------------
 .PHONY: bench bench-security
 
 bench: setup ## throughput and latency vs Kafka's own perf tools, and the secure default's cost, as ratios (QUICK=1: short)
-	@$(PY) -m kafka_patterns.config.inventory is-up || $(MAKE) up
-	@cd $(ROOT) && QUICK="$(QUICK)" $(PY) -m bench
+	@cd $(ROOT) && QUICK="$(QUICK)" $(NEEDS) cluster --keep -- $(PY) -m bench
 
 bench-security: setup ## only what the secure default costs: the local cluster vs its plain-text copy (QUICK=1: short)
-	@$(PY) -m kafka_patterns.config.inventory is-up || $(MAKE) up
-	@cd $(ROOT) && QUICK="$(QUICK)" $(PY) -m bench --only-security
+	@cd $(ROOT) && QUICK="$(QUICK)" $(NEEDS) cluster --keep -- $(PY) -m bench --only-security
