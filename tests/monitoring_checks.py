@@ -12,7 +12,7 @@ from kafka_patterns.clients import kafka
 from kafka_patterns.clients.prometheus import api, instant
 from kafka_patterns.config.inventory import Cluster
 
-ALERTS = ROOT / "ansible" / "roles" / "kafka_metrics" / "files" / "alerts.yml"
+ALERTS = ROOT / "catalogue" / "metrics" / "alerts.yml"
 # Every scrape job of role monitoring's prometheus.yml that has a target at all times
 # (the Spark jobs announce themselves only while they run).
 ALWAYS_SCRAPED = {"prometheus", "kafka", "connect", "canary", "lag-exporter"}

@@ -1,5 +1,5 @@
 """Metrics on Kubernetes: Strimzi's JMX exporter rules on Kafka and Connect (ConfigMaps
-from the chart's copies of ansible/roles/kafka_metrics/files/, kept equal), Strimzi's
+through the chart's links to catalogue/metrics/), Strimzi's
 Kafka Exporter, the lag exporter and the delivery canary as Deployments of the project
 image with their catalogue users, the Spark drivers' metrics port, and PodMonitors
 (only where the cluster serves the API, or when asked) valid for the pinned Prometheus
@@ -37,9 +37,9 @@ from manifests import (
 
 from kafka_patterns.monitoring import canary, lag_exporter
 
-RULES_DIR = ROOT / "ansible" / "roles" / "kafka_metrics" / "files"
+RULES_DIR = ROOT / "catalogue" / "metrics"
 RULE_FILES = ["kafka-metrics.yml", "connect-metrics.yml"]
-RESYNC = "cp ansible/roles/kafka_metrics/files/{kafka,connect}-metrics.yml helm/kafka-patterns/files/"
+RELINK = "cd helm/kafka-patterns/files && ln -sf ../../../catalogue/metrics/<name> <name>"
 PODMONITOR_API = "monitoring.coreos.com/v1/PodMonitor"
 PODMONITORS_ON = "monitoring.podMonitors.enabled=true"
 PROMETHEUSRULE_API = "monitoring.coreos.com/v1/PrometheusRule"
@@ -78,13 +78,14 @@ def option(args: list[str], name: str) -> str:
 
 # --- Strimzi: the JMX exporter rules, defined once --------------------------------------
 
-@pytest.mark.parametrize("name", RULE_FILES)
-def test_the_charts_jmx_exporter_rules_are_the_ansible_roles_byte_for_byte(name):
-    # Helm reads no file outside the chart: files/ holds copies of the one definition.
-    chart_copy, original = CHART_DIR / "files" / name, RULES_DIR / name
-    assert chart_copy.read_bytes() == original.read_bytes(), (
-        f"helm/kafka-patterns/files/{name} differs from {original.relative_to(ROOT)}, the rules' one "
-        f"definition: edit that one, then re-sync the chart's copy with: {RESYNC}")
+@pytest.mark.parametrize("name", [*RULE_FILES, ALERTS])
+def test_the_charts_metric_rules_and_alerts_are_links_to_the_declarations(name):
+    # Helm reads no file outside the chart, but follows a link inside it: files/ links
+    # to the one definition, so an alert or a rule is edited in one place.
+    link, original = CHART_DIR / "files" / name, RULES_DIR / name
+    assert link.is_symlink() and link.resolve() == original.resolve(), (
+        f"helm/kafka-patterns/files/{name} is not a link to {original.relative_to(ROOT)}, the one definition: "
+        f"{RELINK}")
 
 
 @pytest.mark.parametrize("variant", STRIMZI_VARIANTS)

@@ -87,7 +87,7 @@ def test_all_data_dirs_are_formatted_with_one_cluster_id(request):
     assert len(set(cluster_ids.values())) == 1, cluster_ids
 
 
-# What the alerting rules (role kafka_metrics, alerts.yml) read from every node.
+# What the alerting rules (catalogue/metrics/alerts.yml) read from every node.
 ALERTED_METRICS = ["kafka_server_replicamanager_underreplicatedpartitions",
                    "kafka_controller_kafkacontroller_offlinepartitionscount",
                    "kafka_controller_kafkacontroller_activecontrollercount",

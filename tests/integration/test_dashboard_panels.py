@@ -1,4 +1,4 @@
-"""Every panel of the Grafana dashboards (role kafka_metrics, files/dashboards) shows data
+"""Every panel of the Grafana dashboards (catalogue/metrics/dashboards) shows data
 from the live local Prometheus: each target's PromQL, over the last 10 minutes, returns a
 series with a number in it. Panels marked kafkaPatterns.dataOnlyWhen (a Spark streaming
 query, a Connect connector) are held to it only while their condition has data too; the

@@ -1,4 +1,4 @@
-"""The alerting rules (ansible/roles/kafka_metrics/files/alerts.yml): valid for Prometheus,
+"""The alerting rules (catalogue/metrics/alerts.yml): valid for Prometheus,
 unit-tested with `promtool test rules`, every alert the platform promises present with a
 severity, a summary and a description, and every metric they use produced under that
 name by the JMX exporter rules beside them (Strimzi's, so Strimzi's dashboards fit too)."""
@@ -15,7 +15,7 @@ import yaml
 
 from helpers import ROOT, jmx_export
 
-FILES = ROOT / "ansible" / "roles" / "kafka_metrics" / "files"
+FILES = ROOT / "catalogue" / "metrics"
 ALERTS = FILES / "alerts.yml"
 ALERTS_TEST = FILES / "alerts_test.yml"
 

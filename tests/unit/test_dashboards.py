@@ -1,4 +1,4 @@
-"""The Grafana dashboards (role kafka_metrics, files/dashboards/*.json) and their static
+"""The Grafana dashboards (catalogue/metrics/dashboards/*.json) and their static
 renderer (kafka_patterns.monitoring.dashboard), without a cluster: every file valid for Grafana, every
 panel with a title, a unit and PromQL that promtool parses, every metric it reads one the
 platform produces (taken from the producers' own code, the JMX exporter rules and the
@@ -30,7 +30,7 @@ from kafka_patterns.monitoring.canary import Metrics as CanaryMetrics
 from kafka_patterns.monitoring.dashboard import DashboardError, load_dashboards, panel_queries
 from kafka_patterns.monitoring.lag_exporter import LagCollector
 
-FILES = ROOT / "ansible" / "roles" / "kafka_metrics" / "files"
+FILES = ROOT / "catalogue" / "metrics"
 DASHBOARDS = FILES / "dashboards"
 PATHS = sorted(DASHBOARDS.glob("*.json"))
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -17,9 +17,10 @@ import yaml
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # kafka_patterns/
 ROOT = PACKAGE_DIR.parent.parent.parent  # the checkout (/opt/kafka-patterns in the image)
-# The declarations every path reads (the catalogue, versions, record schemas, SQL); a
-# job's `sql:` is relative to it.
+# The declarations every path reads (the catalogue, versions, record schemas, SQL, the
+# metric rules, alerts and dashboards); a job's `sql:` is relative to it.
 DECLARATIONS_DIR = ROOT / "catalogue"
+METRICS_DIR = DECLARATIONS_DIR / "metrics"
 CATALOGUE_FILE = DECLARATIONS_DIR / "catalogue.yaml"
 SCHEMA_FILE = DECLARATIONS_DIR / "catalogue.schema.json"
 VERSIONS_FILE = DECLARATIONS_DIR / "versions.yml"

@@ -1,7 +1,7 @@
 """The platform's Grafana dashboards as a static page: every panel's PromQL run against a
 Prometheus (query_range) and drawn as one PNG per panel, grouped by dashboard, in an
 index.html. No Grafana needed: the panels come from the dashboard JSON files Grafana
-imports (role kafka_metrics, files/dashboards/*.json), so they are defined once.
+imports (catalogue/metrics/dashboards/*.json), so they are defined once.
 
     python -m kafka_patterns.monitoring.dashboard [--prometheus http://127.0.0.1:9090] [--out .run/dashboard]
         [--range 30m] [--dashboards DIR]
@@ -45,9 +45,9 @@ from pathlib import Path
 
 import requests
 
-from kafka_patterns.config.catalogue import ROOT
+from kafka_patterns.config.catalogue import METRICS_DIR, ROOT
 
-DASHBOARD_DIR = ROOT / "ansible" / "roles" / "kafka_metrics" / "files" / "dashboards"
+DASHBOARD_DIR = METRICS_DIR / "dashboards"
 DEFAULT_PROMETHEUS = "http://127.0.0.1:9090"
 DEFAULT_OUT = ROOT / ".run" / "dashboard"
 DEFAULT_RANGE, DEFAULT_RANGE_SECONDS = "30m", 1800
@@ -503,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
                    "(default .run/dashboard)")
     p.add_argument("--range", default=DEFAULT_RANGE, help=f"how far back, e.g. 15m, 2h, 1d (default {DEFAULT_RANGE})")
     p.add_argument("--dashboards", type=Path, default=DASHBOARD_DIR, help="directory of the dashboard JSON files "
-                   "(default: role kafka_metrics' files/dashboards)")
+                   "(default: catalogue/metrics/dashboards)")
     a = p.parse_args(argv)
     try:
         parse_duration(a.range)

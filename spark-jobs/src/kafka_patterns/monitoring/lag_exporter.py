@@ -16,7 +16,7 @@ member count and the end (latest) offsets of the partitions they commit on, and 
 A partition without a committed offset has no current_offset and no lag; one of a deleted
 topic (a group keeps its offsets) has no lag and fails no scrape. Why our own:
 no kafka_exporter, KMinion or Burrow is reachable here; the names are kafka_exporter's,
-so Strimzi's dashboards and our alert rules (kafka_metrics/files/alerts.yml) work as is.
+so Strimzi's dashboards and our alert rules (catalogue/metrics/alerts.yml) work as is.
 
 Share groups (KIP-932) are not exported (no kafka_sharegroup_lag): confluent-kafka 2.16
 (librdkafka 2.16) has a ShareConsumer but no admin API for share groups. ConsumerGroupType
