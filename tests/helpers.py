@@ -146,7 +146,15 @@ def one_run_at_a_time(pattern: str) -> pytest.MarkDecorator:
 
 
 def load_module(name: str, path: Path) -> ModuleType:
-    """A module from a file that is not on the path (an Ansible module, a tool script)."""
+    """A module from a file that is not on the path (an Ansible module, a tool script).
+    An Ansible module's role module_utils (roles/<role>/module_utils/<util>.py) become
+    importable first as ansible.module_utils.<util>, as Ansible makes them."""
+    utils = path.parent.parent / "module_utils"
+    if path.parent.name == "library" and utils.is_dir():
+        for util in sorted(utils.glob("*.py")):
+            full_name = f"ansible.module_utils.{util.stem}"
+            if full_name not in sys.modules:
+                sys.modules[full_name] = load_module(full_name, util)
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec and spec.loader, path
     module = importlib.util.module_from_spec(spec)

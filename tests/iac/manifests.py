@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from helpers import ROOT, load_module
-from kafka_patterns.config import chart_values
+from kafka_patterns.config import acls, chart_values
 from kafka_patterns.config.names import k8s_name
 
 CHART_DIR = chart_values.CHART_DIR
@@ -86,37 +86,14 @@ def by_name(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any
     return {o["metadata"]["name"]: o for o in kinds(objects, kind)}
 
 
-def written_topics(job: dict[str, Any]) -> list[str]:
-    """Its outputs (not "postgres:" ones), its state changelogs and its dead-letter topic."""
-    topics = [o for o in job["outputs"] if not o.startswith("postgres:")] + job.get("state", [])
-    return topics + ([job["deadletter"]] if "deadletter" in job else [])
+# The catalogue's ACL rule, written once (the Ansible module links to it); the chart's
+# KafkaUser template is the implementation the tests hold it to.
+catalogue_acls = acls.job_acls
 
 
-def catalogue_acls(job: dict[str, Any]) -> set[tuple[str, str | None, str, str]]:
-    """The ACLs the catalogue promises a job (its header): Read + Describe on its inputs, lookups
-    and state topics and Read on its groups (prefixed with the job's name), Write + Describe on its
-    output topics, state topics and dead letters, and for a transactional job its transactional id
-    and IdempotentWrite."""
-    acls = {("group", job["name"], "prefix", "Read")}
-    for topic in job["inputs"] + job.get("lookups", []) + job.get("state", []):
-        acls |= {("topic", topic, "literal", "Read"), ("topic", topic, "literal", "Describe")}
-    for topic in written_topics(job):
-        acls |= {("topic", topic, "literal", "Write"), ("topic", topic, "literal", "Describe")}
-    if job.get("transactional"):
-        acls |= {("transactionalId", job["name"], "prefix", "Write"),
-                 ("transactionalId", job["name"], "prefix", "Describe"),
-                 ("cluster", None, "literal", "IdempotentWrite")}
-    return acls
-
-
-def user_acls(user: dict[str, Any]) -> set[tuple[str, str | None, str, str]]:
+def user_acls(user: dict[str, Any]) -> set[acls.Acl]:
     """A KafkaUser's ACLs as (resource type, name, pattern type, operation) tuples."""
-    out = set()
-    for acl in user["spec"]["authorization"]["acls"]:
-        r = acl["resource"]
-        for op in acl["operations"]:
-            out.add((r["type"], r.get("name"), r.get("patternType", "literal"), op))
-    return out
+    return acls.listed_acls(user["spec"]["authorization"]["acls"])
 
 
 def resources_of(objects: list[dict[str, Any]], kind: str, entries: list[dict[str, Any]]):

@@ -8,7 +8,6 @@ in tests/security."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import socket
 import ssl
@@ -31,7 +30,7 @@ from confluent_kafka.admin import (
     ScramMechanism,
 )
 
-from helpers import LOCAL_INVENTORY, ROOT, VENV_BIN, ansible_env, first_error, parse_properties, reading
+from helpers import LOCAL_INVENTORY, ROOT, VENV_BIN, ansible_env, first_error, load_module, parse_properties, reading
 from kafka_patterns.clients import kafka
 
 ACCESS = ROOT / ".run" / "pods-access"
@@ -45,10 +44,7 @@ KAFKA_USERS_MODULE = ROOT / "ansible" / "roles" / "kafka_access" / "library" / "
 
 def load_kafka_users_module():
     """The kafka_access role's module: its catalogue -> users/ACLs derivation."""
-    spec = importlib.util.spec_from_file_location("kp_kafka_users", KAFKA_USERS_MODULE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module("kp_kafka_users", KAFKA_USERS_MODULE)
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,6 @@
 #!/usr/bin/python
 """Ansible module: SCRAM users and their ACLs from the catalogue, through Kafka's admin API."""
 
-import hashlib
 import os
 import re
 import secrets
@@ -9,6 +8,11 @@ import string
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+
+# Links to kafka_patterns.config.acls and .names (module_utils/): the rules of the
+# chart's KafkaUser template, written once in Python.
+from ansible.module_utils.kafka_patterns_acls import job_acls, user_acls
+from ansible.module_utils.kafka_patterns_names import k8s_name
 
 DOCUMENTATION = r"""
 module: kafka_users
@@ -58,45 +62,6 @@ PATTERN_TYPES = {"literal": "LITERAL", "prefix": "PREFIXED"}
 
 
 # --- the catalogue -> users and ACLs (pure; the iac tests compare it with the chart) ---
-
-def k8s_name(name):
-    """The chart's kp.k8sName: lower case, dots and underscores to dashes; a name longer
-    than 63 characters is cut to 54 and suffixed with 8 hex digits of its sha256."""
-    n = name.lower().replace(".", "-").replace("_", "-")
-    if len(n) > 63:
-        n = n[:54].rstrip("-") + "-" + hashlib.sha256(name.encode()).hexdigest()[:8]
-    return n
-
-
-def written_topics(job):
-    """The topics a job writes: its outputs (not "postgres:" ones), its state changelogs
-    and its dead letters."""
-    topics = [o for o in job.get("outputs") or [] if not o.startswith("postgres:")] + list(job.get("state") or [])
-    return topics + ([job["deadletter"]] if job.get("deadletter") else [])
-
-
-def job_acls(job):
-    """A job's ACLs as (resource type, name, pattern type, operation) tuples in the chart's
-    spelling; the cluster resource has no name (None), as in a KafkaUser."""
-    # A job's consumer groups carry its name: "<job>" or "<job>-<suffix>".
-    acls = {("group", job["name"], "prefix", "Read")}
-    # A state changelog is read back whole on start, and written.
-    for topic in (job.get("inputs") or []) + (job.get("lookups") or []) + (job.get("state") or []):
-        acls |= {("topic", topic, "literal", "Read"), ("topic", topic, "literal", "Describe")}
-    for topic in written_topics(job):
-        acls |= {("topic", topic, "literal", "Write"), ("topic", topic, "literal", "Describe")}
-    if job.get("transactional"):
-        acls |= {("transactionalId", job["name"], "prefix", "Write"),
-                 ("transactionalId", job["name"], "prefix", "Describe"),
-                 ("cluster", None, "literal", "IdempotentWrite")}
-    return acls
-
-
-def user_acls(user):
-    """A catalogue user's ACLs (KafkaUser shape) as the same tuples as job_acls."""
-    return {(a["resource"]["type"], a["resource"].get("name"), a["resource"].get("patternType", "literal"), op)
-            for a in user["acls"] for op in a["operations"]}
-
 
 def desired_users(jobs, users=()):
     """user name -> set of ACL tuples: one user per job, then the catalogue's other users."""
