@@ -42,7 +42,7 @@ help: ## list the targets
 # --- setup ------------------------------------------------------------------
 # Stamps make a second `make setup` a no-op until versions.yml or the setup roles change.
 SETUP_INPUTS := $(VERSIONS) $(ROOT)/ansible/playbooks/setup.yml \
-	$(shell find $(ROOT)/ansible/roles/toolchain $(ROOT)/ansible/roles/artifact_cache -type f 2>/dev/null)
+	$(shell find $(ROOT)/ansible/roles/setup/toolchain $(ROOT)/ansible/roles/setup/artifact_cache -type f 2>/dev/null)
 
 setup: $(VENV)/.installed $(CACHE)/setup.stamp ## install everything (venv, Debian packages, Maven artifacts); quick when done
 

@@ -145,6 +145,16 @@ def one_run_at_a_time(pattern: str) -> pytest.MarkDecorator:
     return pytest.mark.xdist_group(pattern)
 
 
+ROLES_DIR = ROOT / "ansible" / "roles"
+
+
+def role_dir(name: str) -> Path:
+    """A role's folder: the roles are grouped by concern, ansible/roles/<group>/<role>."""
+    found = sorted(ROLES_DIR.glob(f"*/{name}/"))
+    assert len(found) == 1, f"role {name}: found {found} under {ROLES_DIR}/<group>/"
+    return found[0]
+
+
 def load_module(name: str, path: Path) -> ModuleType:
     """A module from a file that is not on the path (an Ansible module, a tool script).
     An Ansible module's role module_utils (roles/<role>/module_utils/<util>.py) become

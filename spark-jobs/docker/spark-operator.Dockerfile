@@ -4,7 +4,7 @@
 # /usr/bin/spark-operator, the webhook's certificate directory, the spark user.
 #
 # The binary is built outside (`make image`: go build of the published Go module,
-# ansible/roles/kube_binaries/files/spark-operator), not in a builder stage: no
+# ansible/roles/local_kubernetes/kube_binaries/files/spark-operator), not in a builder stage: no
 # golang image can be pulled here. Build context:
 #   spark-operator                  the linux binary
 #   spark-operator-entrypoint.sh    this directory's entry point

@@ -8,11 +8,11 @@ import subprocess
 
 import yaml
 
-from helpers import ROOT
+from helpers import ROOT, role_dir
 
 
 def role_defaults(role: str) -> dict:
-    return yaml.safe_load((ROOT / "ansible" / "roles" / role / "defaults" / "main.yml").read_text())
+    return yaml.safe_load((role_dir(role) / "defaults" / "main.yml").read_text())
 
 
 DEFAULTS = role_defaults("netns_hosts")

@@ -31,7 +31,7 @@ from manifests import (
     values_of,
 )
 
-from helpers import LOCAL_INVENTORY, VENV_BIN, ansible_env
+from helpers import LOCAL_INVENTORY, VENV_BIN, ansible_env, role_dir
 
 ANSIBLE_DIR = ROOT / "ansible"
 # The variables the local path hands to the kafka_topics module and the broker config.
@@ -47,7 +47,7 @@ def local_path() -> dict[str, Any]:
     """Ansible's view: group_vars of the playbooks + the kafka_topics role defaults."""
     cmd = [str(VENV_BIN / "ansible"), "kafka-1", "-i", str(LOCAL_INVENTORY),
            "--playbook-dir", str(ANSIBLE_DIR / "playbooks"),
-           "-e", "@" + str(ANSIBLE_DIR / "roles" / "kafka_topics" / "defaults" / "main.yml"),
+           "-e", "@" + str(role_dir("kafka_topics") / "defaults" / "main.yml"),
            "-m", "ansible.builtin.debug", "-a", "msg=" + RESOLVE]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=ansible_env(), cwd=ANSIBLE_DIR, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -56,7 +56,7 @@ def local_path() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def local_topics(local_path) -> dict[str, dict[str, Any]]:
-    module = load_module("kp_kafka_topics", ANSIBLE_DIR / "roles" / "kafka_topics" / "library" / "kafka_topics.py")
+    module = load_module("kp_kafka_topics", role_dir("kafka_topics") / "library" / "kafka_topics.py")
     return module.desired_topics(local_path)
 
 
@@ -94,7 +94,7 @@ def test_both_paths_give_every_job_the_same_acls(local_path, rendered, variant):
 def local_users(local_path) -> dict[str, set[tuple[str, str | None, str, str]]]:
     """The SCRAM users and ACLs the kafka_access role creates on the local cluster: one
     per job, then the catalogue's other users (harness, operator, canary, ...)."""
-    module = load_module("kp_kafka_users", ANSIBLE_DIR / "roles" / "kafka_access" / "library" / "kafka_users.py")
+    module = load_module("kp_kafka_users", role_dir("kafka_access") / "library" / "kafka_users.py")
     return module.desired_users(local_path["jobs"], local_path["users"])
 
 
@@ -126,7 +126,7 @@ def pods_endpoints() -> dict[str, Any]:
                ' "pg_listen": hostvars["postgres-1"].postgresql_listen_addresses} | to_json }}')
     cmd = [str(VENV_BIN / "ansible"), "kafka-1", "-i", str(LOCAL_INVENTORY),
            "--playbook-dir", str(ANSIBLE_DIR / "playbooks"),
-           "-e", "@" + str(ANSIBLE_DIR / "roles" / "kafka_access" / "defaults" / "main.yml"),
+           "-e", "@" + str(role_dir("kafka_access") / "defaults" / "main.yml"),
            "-m", "ansible.builtin.debug", "-a", "msg=" + resolve]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=ansible_env(), cwd=ANSIBLE_DIR, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from manifests import load_module
 
-from helpers import ROOT, VENV_BIN, ansible_env
+from helpers import ROOT, VENV_BIN, ansible_env, role_dir
 from kafka_patterns.config import catalogue
 
 pulumi_installed = load_module("kp_pulumi_installed",
-                               ROOT / "ansible" / "roles" / "pulumi_tool" / "library" / "pulumi_installed.py")
+                               role_dir("pulumi_tool") / "library" / "pulumi_installed.py")
 SDK = version("pulumi")
 PROVIDER = catalogue.versions()["pulumi_kubernetes_version"]
 TOOLS = ("pulumi", "pulumi-language-python", "pulumi-resource-kubernetes")

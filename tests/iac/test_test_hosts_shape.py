@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import yaml
 
-from helpers import ROOT
+from helpers import ROOT, role_dir
 
 EXAMPLE = yaml.safe_load((ROOT / "ansible" / "inventories" / "example-hosts" / "hosts.yml").read_text())
-ROLE = ROOT / "ansible" / "roles" / "netns_hosts"
+ROLE = role_dir("netns_hosts")
 TEST_HOSTS = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())["netns_hosts_list"]
 TEST_GROUPS = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())["netns_hosts_groups"]
 # connect-2: a second worker is optional (one runs the connectors; the defaults say how

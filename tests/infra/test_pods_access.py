@@ -30,7 +30,17 @@ from confluent_kafka.admin import (
     ScramMechanism,
 )
 
-from helpers import LOCAL_INVENTORY, ROOT, VENV_BIN, ansible_env, first_error, load_module, parse_properties, reading
+from helpers import (
+    LOCAL_INVENTORY,
+    ROOT,
+    VENV_BIN,
+    ansible_env,
+    first_error,
+    load_module,
+    parse_properties,
+    reading,
+    role_dir,
+)
 from kafka_patterns.clients import kafka
 
 ACCESS = ROOT / ".run" / "pods-access"
@@ -39,7 +49,7 @@ BRIDGE_ADDRESS = "198.51.100.1"
 TIMEOUT = 30
 PG_VARS = ("postgresql_port", "postgresql_database", "postgresql_app_user", "postgresql_app_password",
            "postgresql_replication_password")
-KAFKA_USERS_MODULE = ROOT / "ansible" / "roles" / "kafka_access" / "library" / "kafka_users.py"
+KAFKA_USERS_MODULE = role_dir("kafka_access") / "library" / "kafka_users.py"
 
 
 def load_kafka_users_module():

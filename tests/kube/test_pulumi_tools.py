@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, load_module
+from helpers import ROOT, load_module, role_dir
 from kafka_patterns.config import catalogue
 
 BIN = ROOT / ".cache" / "bin"
-PULUMI_INSTALLED = ROOT / "ansible" / "roles" / "pulumi_tool" / "library" / "pulumi_installed.py"
+PULUMI_INSTALLED = role_dir("pulumi_tool") / "library" / "pulumi_installed.py"
 NAMESPACE = "default"
 CONFIG_MAP = "kp-pulumi-tools-probe"
 VERSIONS = catalogue.versions()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import LOCAL_INVENTORY, ROOT
+from helpers import LOCAL_INVENTORY, ROOT, role_dir
 
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 DOC_IDS = [str(path.relative_to(ROOT)) for path in DOC_FILES]
@@ -122,7 +122,7 @@ def local_inventory_group_vars() -> dict:
 
 
 def role_defaults(role: str) -> dict:
-    return yaml.safe_load((ROOT / "ansible" / "roles" / role / "defaults" / "main.yml").read_text())
+    return yaml.safe_load((role_dir(role) / "defaults" / "main.yml").read_text())
 
 
 def port_sources() -> dict[str, list[int]]:

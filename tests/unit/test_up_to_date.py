@@ -48,7 +48,7 @@ def test_the_inputs_are_the_ansible_tree_the_declarations_and_the_inventory(inve
     files = {str(p) for p in up_to_date.input_files(inventory)}
     root = up_to_date.ROOT
     assert str(root / "catalogue" / "versions.yml") in files
-    assert str(root / "ansible" / "roles" / "kafka_node" / "tasks" / "main.yml") in files
+    assert str(root / "ansible" / "roles" / "platform" / "kafka_node" / "tasks" / "main.yml") in files
     assert str(root / "catalogue" / "catalogue.yaml") in files
     assert str(root / "catalogue" / "schemas" / "reading" / "v1.json") in files
     assert str(inventory / "hosts.yml") in files

@@ -33,7 +33,7 @@ RUN_DIR = ROOT / ".run"
 KUBECONFIG = RUN_DIR / "kube" / "admin.kubeconfig"
 KUBE_APISERVER_PID = RUN_DIR / "kube" / "run" / "kube-apiserver.pid"
 HOSTS_INVENTORY = RUN_DIR / "hosts" / "inventory"
-NETNS_HOSTS_DEFAULTS = ROOT / "ansible" / "roles" / "netns_hosts" / "defaults" / "main.yml"
+NETNS_HOSTS_DEFAULTS = ROOT / "ansible" / "roles" / "test_hosts" / "netns_hosts" / "defaults" / "main.yml"
 
 
 class StartFailed(RuntimeError):

@@ -1,1 +1,0 @@
-../../../../spark-jobs/src/kafka_patterns/config/acls.py

@@ -1,0 +1,1 @@
+../../../../../spark-jobs/src/kafka_patterns/config/names.py
