@@ -24,6 +24,10 @@ def test_every_job_reads_and_writes_declared_topics(cat):
             assert ref.startswith("postgres:") or ref in declared, (job["name"], ref)
 
 
+def first_client_job(cat: dict) -> dict:
+    return next(j for j in cat["jobs"] if j["engine"] == "client")
+
+
 @pytest.mark.parametrize(
     ("mutate", "names"),
     [
@@ -48,6 +52,10 @@ def test_every_job_reads_and_writes_declared_topics(cat):
         (lambda c: c["patterns"].pop(), "belong to no pattern"),
         (lambda c: c["patterns"][1].update(order=c["patterns"][0]["order"]), "patterns: order"),
         (lambda c: c["patterns"][1].update(scenario="one_to_one"), "patterns: scenario one_to_one"),
+        # How a client job runs on Kubernetes is declared with it; a Spark job has none.
+        (lambda c: first_client_job(c).pop("kubernetes"), "'kubernetes' is a required property"),
+        (lambda c: first_client_job(c).update(kubernetes={"replicas": 2}), ".kubernetes: Additional properties"),
+        (lambda c: c["jobs"][0].update(engine="spark", kubernetes={}), "jobs[0].kubernetes: job 'one-to-one' is a spark"),
     ],
 )
 def test_a_bad_catalogue_fails_naming_the_key(cat, mutate, names):

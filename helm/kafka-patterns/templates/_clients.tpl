@@ -1,38 +1,5 @@
-{{/* How each client job module runs on Kubernetes, from its command line
-     (spark-jobs/src/kafka_patterns/jobs/<module>.py), keyed by catalogue `module`:
-       memberArgs: what makes each pod a member of its own, given after the catalogue's
-         arguments; $(POD_NAME) is the pod's name (downward API), which starts with the
-         Deployment's name, the job's name: the prefix its KafkaUser's ACLs allow.
-       single: one pod at most (not shared out by a group).
-       once: runs to completion, not until stopped.
-     A client job whose module is not here fails the render: its runtime needs deciding. */}}
-{{- define "kp.clientRuntimes" -}}
-# A consumer-group member; --worker-id names its rows in work_done.
-kafka_patterns.jobs.work_queue: {memberArgs: [--worker-id, "$(POD_NAME)"]}
-# A share consumer; --consumer-id names its rows in share_done.
-kafka_patterns.jobs.share_queue: {memberArgs: [--consumer-id, "$(POD_NAME)"]}
-# A consumer-group member that commits before processing.
-kafka_patterns.jobs.at_most_once: {}
-# Transactional consume-transform-produce: one transactional.id per producer. A deleted
-# pod's successor has another name, so the zombie is fenced by its group generation
-# (send_offsets_to_transaction with the group metadata, KIP-447), not by the id, and its
-# open transaction aborts after the transaction timeout.
-kafka_patterns.jobs.transactional_copier: {memberArgs: [--transactional-id, "$(POD_NAME)"]}
-kafka_patterns.jobs.request_reply: {memberArgs: [--transactional-id, "$(POD_NAME)"]}
-# Assigns itself every partition and keeps state and offsets under one --consumer name
-# (default: the job's): a second pod would apply every record twice.
-kafka_patterns.jobs.self_managed_offsets: {single: true}
-# Transactional like the copier, and it holds the state of every sensor (rebuilt from
-# its whole changelog on start): a second pod's partitions would be stale in its state
-# after a rebalance. One pod, its own transactional.id.
-kafka_patterns.jobs.changelog_state: {single: true, memberArgs: [--transactional-id, "$(POD_NAME)"]}
-# Reads a run's readings up to the end offsets, writes their aggregate and exits; needs
-# --run and a start (clients.args, or pattern_harness.kube_jobs.run_client_once).
-kafka_patterns.jobs.replay: {once: true}
-{{- end -}}
-
 {{/* The pod spec of a client job. Args: dict "root" $ "job" <catalogue job>
-     "runtime" <its kp.clientRuntimes entry> "restartPolicy" Always|Never
+     "runtime" <its catalogue `kubernetes:` entry> "restartPolicy" Always|Never
      "labels" <the pods' labels>. */}}
 {{- define "kp.clientPodSpec" -}}
 {{- $clients := .root.Values.clients -}}

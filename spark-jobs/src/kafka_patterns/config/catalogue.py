@@ -75,6 +75,9 @@ def validate(data: Any, source: str = "catalogue") -> dict[str, Any]:
                                  f"{job['name']!r} is not declared under topics")
         if {*job["inputs"], *job.get("lookups", [])} & {*job["outputs"], job.get("deadletter")}:
             raise CatalogueError(f"{source}: jobs[{i}]: job {job['name']!r} reads a topic it writes")
+        if "kubernetes" in job and job["engine"] != "client":
+            raise CatalogueError(f"{source}: jobs[{i}].kubernetes: job {job['name']!r} is a {job['engine']} job, "
+                                 "which runs as a SparkApplication: only a client job has a kubernetes: entry")
         _check_state(data, i, job, source)
         if "sql" in job and not (DECLARATIONS_DIR / job["sql"]).is_file():
             raise CatalogueError(f"{source}: jobs[{i}].sql: {job['sql']!r} of job {job['name']!r} is no file "

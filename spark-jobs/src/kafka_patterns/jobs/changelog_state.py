@@ -153,7 +153,7 @@ def read_state(changelog: str, group: str) -> dict[str, SensorState]:
     """The state the changelog holds now. The whole topic, every partition: simplest
     correct for this size (a sensor's state is found wherever its key hashes, and no
     partition of the input has to be matched to one of the changelog); one instance
-    holds every sensor (the chart runs one pod: kp.clientRuntimes single)."""
+    holds every sensor (the chart runs one pod: its catalogue kubernetes.single)."""
     return rebuild((m.key(), m.value()) for m in read_whole(changelog, group))
 
 
