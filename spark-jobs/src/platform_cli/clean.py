@@ -4,7 +4,7 @@ the download and build caches stay (the Makefile removes .run/ once this succeed
     python -m platform_cli.clean
 
 In order: the local Kubernetes and the test hosts when they have state, the local
-cluster with its data (stop.yml, purge_data), the project bridge, and the plain-text
+cluster with its data when `make up` ever ran (stop.yml, purge_data), the project bridge, and the plain-text
 baseline an interrupted `make bench` may have left (bench/plaintext_cluster.py). Each
 step runs even when one before it failed; a failure is named, and exits non-zero so that
 .run/ (the state the next try needs) is kept.
@@ -51,8 +51,11 @@ def main() -> int:
         steps.append(("make kube-down", lambda: environments.make("kube-down")))
     if (environments.RUN_DIR / "hosts").is_dir():
         steps.append(("make hosts-down", lambda: environments.make("hosts-down")))
-    steps += [("stopping the local cluster", stop_and_purge_the_cluster),
-              ("deleting the project bridge", delete_the_bridge),
+    # `make up` writes the secrets before it starts anything: without them no service
+    # of the local cluster ever ran here (and stop.yml could not read the inventory).
+    if (environments.RUN_DIR / "secrets").is_dir():
+        steps.append(("stopping the local cluster", stop_and_purge_the_cluster))
+    steps += [("deleting the project bridge", delete_the_bridge),
               ("the plain-text baseline of make bench", kill_the_plaintext_baseline)]
     failed = [name for name, step in steps if step() != 0]
     if failed:
