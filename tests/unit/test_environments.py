@@ -36,20 +36,28 @@ class FakeEnvironments:
         return 0
 
 
-def test_a_down_environment_is_started_and_stopped_after(monkeypatch) -> None:
+@pytest.mark.parametrize("outer", [None, "yes"])
+def test_a_down_environment_is_started_and_stopped_after(monkeypatch, outer) -> None:
+    # outer: what an enclosing run set (make test runs the unit tier inside its own).
+    if outer is None:
+        monkeypatch.delenv("KP_CLUSTER_STARTED_BY_TEST", raising=False)
+    else:
+        monkeypatch.setenv("KP_CLUSTER_STARTED_BY_TEST", outer)
     fake = FakeEnvironments(monkeypatch)
     with environments.running("cluster") as started:
         assert started and fake.up == {"cluster"}
         assert os.environ["KP_CLUSTER_STARTED_BY_TEST"] == "yes"
     assert fake.calls == ["up", "down"]
-    assert "KP_CLUSTER_STARTED_BY_TEST" not in os.environ
+    assert os.environ.get("KP_CLUSTER_STARTED_BY_TEST") == outer, "the enclosing value is restored"
 
 
 def test_an_environment_that_was_up_is_left_up(monkeypatch) -> None:
+    monkeypatch.setenv("KP_HOSTS_STARTED_BY_TEST", "yes")
     fake = FakeEnvironments(monkeypatch, up={"hosts"})
     with environments.running("hosts") as started:
         assert not started and os.environ["KP_HOSTS_STARTED_BY_TEST"] == "no"
     assert fake.calls == [] and fake.up == {"hosts"}
+    assert os.environ["KP_HOSTS_STARTED_BY_TEST"] == "yes", "the enclosing value is restored"
 
 
 def test_keep_leaves_what_it_started_running(monkeypatch) -> None:
