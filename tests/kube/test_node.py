@@ -13,6 +13,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -68,6 +69,18 @@ def apply(kubectl: Kubectl, namespace: str, *objects: dict) -> None:
     kubectl("apply", "-n", namespace, "-f", "-", input=doc, check=True)
 
 
+def finished_logs(kubectl: Kubectl, namespace: str, name: str, timeout: float = 30) -> str:
+    """A finished pod's logs. Right after the phase turns Succeeded, `kubectl logs` can
+    come back empty or fail while the kubelet still holds the container's log (seen once
+    in CI on a busy node): asked again until it answers with output, within timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        done = kubectl("logs", "-n", namespace, f"pod/{name}")
+        if (done.returncode == 0 and done.stdout.strip()) or time.monotonic() > deadline:
+            return done.stdout if done.returncode == 0 else f"{done.stdout}\n(kubectl logs: {done.stderr.strip()})"
+        time.sleep(1)
+
+
 def run_to_completion(kubectl: Kubectl, namespace: str, name: str, command: list[str],
                       timeout: int = 120) -> tuple[str, str]:
     """Run a pod until it ends; returns (phase, logs)."""
@@ -75,7 +88,8 @@ def run_to_completion(kubectl: Kubectl, namespace: str, name: str, command: list
     wait = kubectl("wait", "-n", namespace, f"pod/{name}", f"--timeout={timeout}s",
                    "--for=jsonpath={.status.phase}=Succeeded", timeout=timeout + 30)
     phase = kubectl("get", "-n", namespace, f"pod/{name}", "-o", "jsonpath={.status.phase}").stdout
-    logs = kubectl("logs", "-n", namespace, f"pod/{name}").stdout
+    logs = finished_logs(kubectl, namespace, name) if wait.returncode == 0 else \
+        kubectl("logs", "-n", namespace, f"pod/{name}").stdout
     if wait.returncode != 0:
         described = kubectl("describe", "-n", namespace, f"pod/{name}").stdout
         pytest.fail(f"pod {name} is {phase!r}, not Succeeded, after {timeout}s\nlogs:\n{logs}\n{described[-3000:]}")
