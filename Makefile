@@ -46,39 +46,22 @@ SETUP_INPUTS := $(VERSIONS) $(ROOT)/ansible/playbooks/setup.yml \
 
 setup: $(VENV)/.installed $(CACHE)/setup.stamp ## install everything (venv, Debian packages, Maven artifacts); quick when done
 
-# The Python the venv is made from: the distribution's when there is one. Debian's is
-# built with PGO and LTO; a source build without --enable-optimizations (pyenv's
-# default, first on PATH on the reference machine) ran Ansible's tasks about 20% and
-# plain Python code 1.9x slower. Not when it is older than pyproject's requires-python
-# (3.11): python3 on PATH then. PYTHON3=<interpreter> picks another (a new venv:
-# remove .venv first).
-ifndef PYTHON3
-PYTHON3 := $(shell /usr/bin/python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
-	&& echo /usr/bin/python3 || echo python3)
-endif
-
+# venv.py chooses the Python the venv is made from (PYTHON3=<interpreter> picks one).
 $(VENV)/.installed: $(VERSIONS) $(PYPROJECT) $(TOOLS)/pins.py $(TOOLS)/venv.py
-	@$(PYTHON3) $(TOOLS)/venv.py $(VENV)
+	@python3 $(TOOLS)/venv.py $(VENV)
 
 $(CACHE)/setup.stamp: $(VENV)/.installed $(SETUP_INPUTS)
 	@$(call quietly,setup,make setup: Debian packages and Maven artifacts,$(PLAYBOOK) $(ROOT)/ansible/playbooks/setup.yml) >&2
 	@mkdir -p $(CACHE) && touch $@
 
 # --- the local cluster --------------------------------------------------------
-# A second `make up` skips site.yml when its inputs are unchanged and everything
-# answers (platform_cli.up_to_date); FORCE=1 runs it regardless.
-up_to_date = $(PY) -m platform_cli.up_to_date
-
-# site.yml's playbooks in stages, those of a stage at once: the same plays as site.yml in
-# an order that meets the same dependencies (PostgreSQL needs nothing of Kafka; Connect,
-# the registry and the monitoring need its CA and users, not each other).
-SITE_STAGES := bridge | postgresql kafka | connect schema-registry monitoring
+# make up, hosts-up, hosts-down: site.yml's playbooks in stages (platform_cli.lifecycle).
+# A second `make up` skips them when their inputs are unchanged and everything answers
+# (platform_cli.up_to_date); FORCE=1 runs them regardless.
+LIFECYCLE = $(PY) -m platform_cli.lifecycle $(if $(filter 1,$(V)),--verbose)
 
 up: setup ## start 3 KRaft nodes, Connect, PostgreSQL, the schema registry and the monitoring (idempotent; quick when nothing changed; FORCE=1)
-	@if [ -z "$(FORCE)" ] && $(up_to_date) check; then exit 0; fi; \
-	$(up_to_date) forget; \
-	$(call quietly,up,make up,$(PLAYBOOK) $(ROOT)/ansible/playbooks/{}.yml,--stages "$(SITE_STAGES)"); \
-	$(up_to_date) stamp
+	@$(LIFECYCLE) up $(if $(FORCE),--force)
 
 restart: setup ## rolling restart of the Kafka nodes, one at a time, each gated on no under-replicated partitions
 	@$(call quietly,restart,make restart,$(PLAYBOOK) $(ROOT)/ansible/playbooks/restart.yml)
@@ -231,22 +214,13 @@ kubeconfig: setup ## print the local Kubernetes' admin kubeconfig path (use with
 # bridge kphosts0, 198.18.0.0/24), deployed over SSH by site.yml through the inventory
 # role netns_hosts generates (.run/hosts/inventory). The services run as user kafka
 # (PostgreSQL as postgres). Quiet: a line per play, everything in .run/logs/hosts-*.log.
-HOSTS_INVENTORY := $(ROOT)/.run/hosts/inventory
 .PHONY: hosts-up hosts-down test-hosts
 
 hosts-up: setup ## the example-hosts topology on test hosts here (netns + sshd), site.yml over SSH (idempotent)
-	@$(call quietly,hosts-up,test hosts: network namespaces with sshd on bridge kphosts0,$(PLAYBOOK) $(ROOT)/ansible/playbooks/hosts-up.yml); \
-	$(call quietly,hosts-up,site.yml's playbooks over SSH with inventory $(HOSTS_INVENTORY),ansible-playbook -i $(HOSTS_INVENTORY) $(ROOT)/ansible/playbooks/{}.yml,--append --stages "$(SITE_STAGES)"); \
-	echo "==> the hosts are up in $${SECONDS}s: ansible -i $(HOSTS_INVENTORY) all -m ping"
+	@$(LIFECYCLE) hosts-up
 
 hosts-down: setup ## stop the services on the test hosts and delete the hosts; nothing keeps running (data stays)
-	@if $(NEEDS) is-up hosts; then \
-	  $(call quietly,hosts-down,stopping the services on the test hosts,ansible-playbook -i $(HOSTS_INVENTORY) $(ROOT)/ansible/playbooks/stop.yml) || \
-	    echo "    some services did not stop cleanly: they are killed with their hosts" >&2; \
-	elif [ -f $(HOSTS_INVENTORY)/hosts.yml ]; then \
-	  $(call quietly,hosts-down,stopping the monitoring of the test hosts on this machine,ansible-playbook -i $(HOSTS_INVENTORY) --limit monitoring $(ROOT)/ansible/playbooks/stop.yml); \
-	fi; \
-	$(call quietly,hosts-down,deleting the test hosts (namespaces and veths and bridge kphosts0),$(PLAYBOOK) $(ROOT)/ansible/playbooks/hosts-down.yml,--append)
+	@$(LIFECYCLE) hosts-down
 
 test-hosts: setup ## tests/hosts against the test hosts: hosts-up when down, hosts-down after when it started them
 	@$(call tier,hosts)

@@ -38,7 +38,7 @@ def _name(pinned: str) -> str:
     return normalized(EXACT_PIN.match(pinned)[1])
 
 
-def _project() -> dict[str, Any]:
+def project() -> dict[str, Any]:
     return tomllib.loads(PYPROJECT.read_text())["project"]
 
 
@@ -52,12 +52,12 @@ def _pinned(requirements: list[str]) -> list[str]:
 
 def runtime() -> list[str]:
     """What the jobs import at runtime: pyproject's dependencies, the Spark image's requirements."""
-    return _pinned(_project()["dependencies"])
+    return _pinned(project()["dependencies"])
 
 
 def platform() -> list[str]:
     """The venv's tooling: pyproject's `platform` extra."""
-    return _pinned(_project()["optional-dependencies"]["platform"])
+    return _pinned(project()["optional-dependencies"]["platform"])
 
 
 def load_yaml(path: Path) -> Any:

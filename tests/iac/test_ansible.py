@@ -1,6 +1,6 @@
 """The Ansible side: every playbook passes --syntax-check, the playbooks and roles are
-ansible-lint clean, and the example hosts inventory parses with the groups the roles
-expect."""
+ansible-lint clean (and the Python ruff clean: make lint as a test), and the example
+hosts inventory parses with the groups the roles expect."""
 
 from __future__ import annotations
 
@@ -36,6 +36,14 @@ def test_playbook_passes_syntax_check(playbook):
 def test_playbooks_and_roles_are_ansible_lint_clean():
     # --offline: never reach Galaxy or refresh schemas; the rules are the pinned ones.
     proc = ansible("ansible-lint", "-q", "--offline", "playbooks", "roles", timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_python_is_ruff_clean():
+    # What `make lint` checks, with the rules of pyproject.toml; ruff is pinned there.
+    proc = subprocess.run([str(VENV_BIN / "ruff"), "check", "--config", str(ROOT / "pyproject.toml"),
+                           *(str(ROOT / d) for d in ("spark-jobs", "tests", "ansible", "bench", "pulumi", "helm"))],
+                          capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

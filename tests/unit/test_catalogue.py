@@ -55,7 +55,8 @@ def first_client_job(cat: dict) -> dict:
         # How a client job runs on Kubernetes is declared with it; a Spark job has none.
         (lambda c: first_client_job(c).pop("kubernetes"), "'kubernetes' is a required property"),
         (lambda c: first_client_job(c).update(kubernetes={"replicas": 2}), ".kubernetes: Additional properties"),
-        (lambda c: c["jobs"][0].update(engine="spark", kubernetes={}), "jobs[0].kubernetes: job 'one-to-one' is a spark"),
+        (lambda c: c["jobs"][0].update(engine="spark", kubernetes={}),
+         "jobs[0].kubernetes: job 'one-to-one' is a spark"),
     ],
 )
 def test_a_bad_catalogue_fails_naming_the_key(cat, mutate, names):

@@ -199,3 +199,19 @@ def test_make_image_ends_with_the_images_and_the_docker_command(tmp_path: Path,
     assert lines[0] == f"    docker.io/library/kafka-patterns-spark:x: 0.00 GB, {tarball}"
     assert "the local cluster is not running" in lines[1]
     assert image_context.docker_build_command(built_images.CONTEXT) in lines[2]
+
+
+def test_the_venv_is_made_from_python3_when_set_else_a_recent_distribution_python(monkeypatch, tmp_path) -> None:
+    spec = importlib.util.spec_from_file_location("venv_tool", ROOT / "spark-jobs" / "tools" / "venv.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool.minimum_python() == (3, 11), "pyproject's requires-python, read as a tuple"
+    monkeypatch.setenv("PYTHON3", "/opt/python/bin/python3")
+    assert tool.base_python() == "/opt/python/bin/python3"
+    monkeypatch.delenv("PYTHON3")
+    for name, exit_code, chosen in [("old", 1, sys.executable), ("recent", 0, str(tmp_path / "recent"))]:
+        python = tmp_path / name  # answers the version check with its exit code
+        python.write_text(f"#!/bin/sh\nexit {exit_code}\n")
+        python.chmod(0o755)
+        monkeypatch.setattr(tool, "DISTRIBUTION_PYTHON", python)
+        assert tool.base_python() == chosen, name

@@ -80,12 +80,12 @@ def kube_is_up() -> bool:
     return KUBECONFIG.is_file() and _pid_alive(KUBE_APISERVER_PID)
 
 
-def _netns_hosts_defaults() -> dict:
+def netns_hosts_defaults() -> dict:
     return yaml.safe_load(NETNS_HOSTS_DEFAULTS.read_text())
 
 
 def hosts_are_present() -> bool:
-    prefix = _netns_hosts_defaults()["netns_hosts_netns_prefix"]
+    prefix = netns_hosts_defaults()["netns_hosts_netns_prefix"]
     done = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False)
     return any(line.startswith(prefix) for line in done.stdout.splitlines())
 
@@ -93,7 +93,7 @@ def hosts_are_present() -> bool:
 def hosts_are_up() -> bool:
     """Ansible reaches every test host over SSH. Asked only when the bridge has this
     machine's address: without it, the hosts' range would go out by the default route."""
-    defaults = _netns_hosts_defaults()
+    defaults = netns_hosts_defaults()
     if not (HOSTS_INVENTORY / "hosts.yml").is_file():
         return False
     addresses = subprocess.run(["ip", "-o", "-4", "addr", "show", "dev", defaults["netns_hosts_bridge"]],

@@ -334,6 +334,25 @@ def _shown(log: Path) -> str:
         return str(log)
 
 
+def run(stages: Sequence[Sequence[Command]], log: Path, title: str, verbose: bool = False,
+        append: bool = False) -> int:
+    """The whole quiet run, as `make` shows it: a first line, a line per step, a last
+    line; verbose runs the commands one by one with their output live."""
+    if verbose:  # one command after the other, so that the output reads in order
+        commands = [cmd for stage in stages for _, cmd in stage]
+        for i, cmd in enumerate(commands):
+            rc = run_verbose(cmd, log, append=append or i > 0)
+            if rc:
+                return rc
+        return 0
+    print(f"==> {title} (log: {_shown(log)}; V=1 shows it live)", flush=True)
+    try:
+        return run_stages(stages, log, title, append=append)
+    except KeyboardInterrupt:
+        print(f"\n==> {title}: interrupted; the output so far: {_shown(log)}", file=sys.stderr)
+        return 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--log", type=Path, required=True, help="where the command's whole output goes")
@@ -345,19 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("cmd", nargs="+", help="the command, after --")
     args = parser.parse_args(argv)
     stages = stage_commands(args.stages, args.cmd) if args.stages else [[(args.title, args.cmd)]]
-    if args.verbose:  # one command after the other, so that the output reads in order
-        commands = [cmd for stage in stages for _, cmd in stage]
-        for i, cmd in enumerate(commands):
-            rc = run_verbose(cmd, args.log, append=args.append or i > 0)
-            if rc:
-                return rc
-        return 0
-    print(f"==> {args.title} (log: {_shown(args.log)}; V=1 shows it live)", flush=True)
-    try:
-        return run_stages(stages, args.log, args.title, append=args.append)
-    except KeyboardInterrupt:
-        print(f"\n==> {args.title}: interrupted; the output so far: {_shown(args.log)}", file=sys.stderr)
-        return 130
+    return run(stages, args.log, args.title, verbose=args.verbose, append=args.append)
 
 
 if __name__ == "__main__":
