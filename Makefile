@@ -9,6 +9,7 @@ VERSIONS  := $(ROOT)/catalogue/versions.yml
 VENV      := $(ROOT)/.venv
 PY        := $(VENV)/bin/python
 CACHE     := $(ROOT)/.cache
+HELM      := $(CACHE)/bin/helm
 INVENTORY ?= $(ROOT)/ansible/inventories/local
 
 # Python packages are pinned in pyproject.toml, everything else in
@@ -119,7 +120,7 @@ TIERS := $(PY) -m platform_cli.tiers
 NEEDS := $(PY) -m platform_cli.environments
 tier = $(TIERS) $(1) $(if $(ARGS),-- $(ARGS))
 
-test: setup ## every test tier; starts the cluster if needed and stops what it started
+test: setup $(HELM) ## every test tier; starts the cluster if needed and stops what it started
 	@$(TIERS) all
 
 test-unit: setup ## unit tests and the clear-error checks (no cluster needed)
@@ -137,7 +138,7 @@ test-integration: setup ## guarantee tests against the running cluster (TEST_WOR
 test-faults: setup ## fault injection (jobs and consumers killed mid-stream, nodes stopped) against the running cluster
 	@$(call tier,faults)
 
-test-kube: setup ## local Kubernetes: kube-up, image, deploy STACK=local, tests/kube and the live checks
+test-kube: setup $(HELM) ## local Kubernetes: kube-up, image, deploy STACK=local, tests/kube and the live checks
 	@$(call tier,kube)
 
 lint: setup ## ruff and ansible-lint
@@ -157,11 +158,21 @@ STACK ?=
 KUBE_STACK := $(PY) $(ROOT)/helm/tools/kube_stack.py
 # The stack, in a recipe's shell.
 stack_sh = $(or $(STACK),$$($(KUBE_STACK) stack))
-HELM := $(CACHE)/bin/helm
 
-.PHONY: render deploy preview destroy k8s-status kube-stack test-iac image
+.PHONY: helm render deploy preview destroy k8s-status kube-stack test-iac image
 
-render: setup ## write every object of the chart, per values file, to build/manifests/<values>/
+# helm renders the chart (render, the iac and kube tiers); `make demo` does not need it.
+HELM_INPUTS := $(VERSIONS) $(ROOT)/ansible/playbooks/helm.yml $(shell find $(ROOT)/ansible/roles/setup/helm_tool -type f)
+
+helm: $(HELM) ## build the pinned helm into .cache/bin (minutes the first time; make render and the chart's tests need it)
+	@:
+
+$(HELM): $(CACHE)/setup.stamp $(HELM_INPUTS)
+	@$(call quietly,helm,make helm: the pinned helm,$(PLAYBOOK) $(ROOT)/ansible/playbooks/helm.yml)
+	@touch $@
+
+
+render: setup $(HELM) ## write every object of the chart, per values file, to build/manifests/<values>/
 	@HELM=$(HELM) $(PY) $(ROOT)/helm/tools/render.py --out $(ROOT)/build/manifests
 
 deploy: setup ## Kubernetes path: pulumi up of STACK=local (the make kube-up cluster) or dev|prod; waits for Ready, live checks
@@ -183,7 +194,7 @@ k8s-status: setup ## operators, Spark apps (state), scheduled apps (last run), p
 kube-stack: setup ## print the stack make deploy/destroy/k8s-status use when STACK is unset (use with make -s)
 	@$(KUBE_STACK) stack
 
-test-iac: setup ## chart render + schema validation, Pulumi mocks, Ansible syntax-check/lint (no cluster)
+test-iac: setup $(HELM) ## chart render + schema validation, Pulumi mocks, Ansible syntax-check/lint (no cluster)
 	@$(call tier,iac)
 
 image: setup ## the Spark, spark-operator, schema registry and Strimzi (from source) images, built with podman (no Docker engine), loaded into the local cluster if it runs

@@ -24,7 +24,7 @@ def versions() -> dict[str, Any]:
 def helm() -> Path:
     binary = render_tool.helm_binary()
     if binary is None:
-        pytest.fail("helm not found: run `make setup` (the helm_tool role builds the pinned helm into .cache/bin)")
+        pytest.fail("helm not found: run `make helm` (the helm_tool role builds the pinned helm into .cache/bin)")
     return binary
 
 
