@@ -1,15 +1,18 @@
-"""The two implementations of the reading contract, readings.parse (client jobs) and
-spark.parse_readings (Spark jobs), give the same verdict and reason on generated input:
-JSON fragments and whole readings, concatenations, escapes, deep nesting, numbers at the
-edges, other encodings. Hypothesis generates the inputs; one Spark query judges them all."""
+"""The three implementations of the reading contract, readings.parse (client jobs),
+spark.parse_readings (Spark jobs) and the Kafka Streams peers' ReadingContract (Java,
+bench/streams), give the same verdict and reason on generated input: JSON fragments and
+whole readings, concatenations, escapes, deep nesting, numbers at the edges, other
+encodings. Hypothesis generates the inputs; one Spark query and one JVM judge them all."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench import streams_peer
 from kafka_patterns.runtime import readings
 from kafka_patterns.runtime import spark as kp_spark
 from pattern_harness import bad_input
@@ -31,7 +34,8 @@ values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=
 # zeros and signs, out-of-range magnitudes.
 number_texts = st.sampled_from(["7.0", "7e0", "1E2", "-0", "-0.0", "01", "+1", "1.", ".5", "1e400", "-1e400",
                                 "1e-400", "9223372036854775807", "9223372036854775808", "-9223372036854775809",
-                                "100.000000000000000000001", "59.99999999999999999999", "NaN", "Infinity"])
+                                "100.000000000000000000001", "59.99999999999999999999", "NaN", "Infinity",
+                                "9" * 1000, "9" * 1001, "1." + "0" * 998 + "e1", "-" + "1" * 1000 + ".5"])
 # Escapes and characters at the edges of JSON strings and of UTF-8.
 string_texts = st.sampled_from(['"\\ud800"', '"\\udc00x"', '"\\ud83d\\ude00"', '"\\u0000"', '"\\u001f"',
                                 '"\\u007f"', '"a\\/b"', '"\\x41"', '"\t"', '"\x7f"', '"\\"', '"é"', '"\u2028"',
@@ -85,6 +89,7 @@ def inputs(draw) -> bytes:
     return raw
 
 
+@functools.cache  # the same inputs for every judge, generated once
 def generated(count: int) -> list[bytes]:
     """`count` inputs from the strategies above (derandomized: the same every run)."""
     out: list[bytes] = []
@@ -120,3 +125,12 @@ def test_both_parsers_give_every_generated_input_the_same_verdict_and_reason(kaf
     # Not a vacuous agreement: the inputs reach valid readings and many kinds of refusal.
     kinds = {(reason or "valid").split(" ")[0] for reason in python_says}
     assert python_says.count(None) > GENERATED // 50 and len(kinds) > 10, sorted(kinds)
+
+
+def test_the_streams_peer_gives_every_generated_input_the_python_verdict_and_reason():
+    cases = [v for _, v, _ in bad_input.cases("r1")] + generated(GENERATED)
+    java_says = streams_peer.contract_reasons(cases)
+    python_says = [readings.parse(raw)[1] for raw in cases]
+    disagree = [(raw[:200], p, j) for raw, p, j in zip(cases, python_says, java_says, strict=True) if p != j]
+    assert not disagree, f"{len(disagree)} of {len(cases)} inputs judged differently (input, Python, Java): " \
+                         f"{disagree[:10]}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bench import streams_peer
 from helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "spark-jobs" / "tools"))
@@ -215,3 +217,12 @@ def test_the_venv_is_made_from_python3_when_set_else_a_recent_distribution_pytho
         python.chmod(0o755)
         monkeypatch.setattr(tool, "DISTRIBUTION_PYTHON", python)
         assert tool.base_python() == chosen, name
+
+
+def test_the_streams_peers_pom_pins_no_version_of_its_own() -> None:
+    # Every dependency and plugin version comes from versions.yml (bench/streams_peer.PINS).
+    pom = (ROOT / "bench" / "streams" / "pom.xml").read_text()
+    versions = re.findall(r"<version>([^<]*)</version>", pom)
+    assert versions[0] == "0", "the project's own version comes first"
+    assert versions[1:] and all(v.startswith("${") for v in versions[1:]), versions
+    assert {v[2:-1] for v in versions[1:]} == set(streams_peer.PINS)

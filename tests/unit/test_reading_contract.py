@@ -1,9 +1,11 @@
-"""The reading contract, one table of cases for both of its implementations: the
-client jobs' parser (readings.parse) and the Spark jobs' (spark.parse_readings) must
-give every case the same verdict, with the same reason."""
+"""The reading contract, one table of cases for its three implementations: the client
+jobs' parser (readings.parse), the Spark jobs' (spark.parse_readings) and the Kafka
+Streams peers' (bench/streams, ReadingContract.java) must give every case the same
+verdict, with the same reason."""
 
 import pytest
 
+from bench import streams_peer
 from kafka_patterns.runtime import readings
 from kafka_patterns.runtime import spark as kp_spark
 from pattern_harness import bad_input
@@ -37,3 +39,9 @@ def test_spark_parser_reads_each_field_of_a_record_at_most_twice(kafka_records):
     parsed = kp_spark.parse_readings(kafka_records([v for _, v, _ in CASES]))
     plan = parsed._jdf.queryExecution().executedPlan().toString()
     assert 0 < plan.count("variant_get(") <= 2 * len(readings.FIELDS)
+
+
+def test_streams_peer_gives_every_case_the_same_verdict_and_reason():
+    reasons = streams_peer.contract_reasons(v for _, v, _ in CASES)
+    got = {case: reason for (case, _, _), reason in zip(CASES, reasons, strict=True)}
+    assert got == {case: reason for case, _, reason in CASES}

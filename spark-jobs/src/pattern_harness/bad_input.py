@@ -53,6 +53,8 @@ def cases(run: str = "r1") -> list[tuple[str, bytes | None, str | None]]:
         ("valid with integral temperature", with_(temperature=21), None),
         ("valid 64-character sensor", with_(sensor="s" * 64), None),
         ("valid non-ASCII station", with_(station="Zürich-1 ☀"), None),
+        # 64 characters outside the BMP: 64 code points, 128 UTF-16 units (Java), 256 bytes.
+        ("valid 64 emoji sensor", with_(sensor="\U0001F321" * 64), None),
         ("empty value", None, "empty value"),
         ("too large", with_(note="x" * 5000), "larger than 4096 bytes"),
         ("invalid UTF-8", with_().replace(b"sensor-01", b"sensor-\xff\xfe"), "not UTF-8"),
@@ -82,6 +84,10 @@ def cases(run: str = "r1") -> list[tuple[str, bytes | None, str | None]]:
         ("negative seq", with_(seq=-1), "seq out of range"),
         ("seq beyond 64 bits", raw_with("seq", str(2**64)), "seq is not an integer"),
         ("temperature as a huge integer", raw_with("temperature", str(10**30)), "temperature out of range"),
+        # At and beyond the longest number the contract reads (MAX_NUMBER_DIGITS, Jackson's).
+        ("temperature as a 1,000-digit integer", raw_with("temperature", "9" * 1000), "temperature out of range"),
+        ("temperature as a 1,001-digit integer", raw_with("temperature", "9" * 1001), "not JSON"),
+        ("humidity with 1,001 digits and an exponent", raw_with("humidity", "1." + "0" * 999 + "e1"), "not JSON"),
         ("temperature too hot", with_(temperature=999), "temperature out of range"),
         ("humidity below 0", with_(humidity=-0.1), "humidity out of range"),
         ("ts in year 3000", with_(ts=32_503_680_000_000), "ts out of range"),

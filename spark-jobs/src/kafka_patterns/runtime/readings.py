@@ -23,15 +23,19 @@ from typing import Any
 #   then field by field in FIELDS order: its JSON type (KINDS), then for strings
 #   1..MAX_STRING characters with no control character, for numbers RANGES.
 # "JSON" is one JSON text (RFC 8259) and nothing after it but whitespace, with no
-# duplicate key, no lone surrogate escape and at most MAX_DEPTH nested arrays/objects:
-# each parser alone would let something else through (Spark's ignores what follows the
-# first value; Python's takes lone surrogates and overflows its stack on deep nesting).
+# duplicate key, no lone surrogate escape, at most MAX_DEPTH nested arrays/objects and no
+# number of more than MAX_NUMBER_DIGITS digits: each parser alone would let something
+# else through (Spark's ignores what follows the first value; Python's takes lone
+# surrogates, numbers of any length and overflows its stack on deep nesting).
 KINDS = {"run": "string", "sensor": "string", "station": "string", "seq": "integer",
          "temperature": "number", "humidity": "number", "ts": "integer"}
 FIELDS = tuple(KINDS)
 MAX_VALUE_BYTES = 4096
 MAX_STRING = 64
 MAX_DEPTH = 64
+# Digits of a number literal (its integer, fraction and exponent together): the limit of
+# Jackson, which parses JSON for Spark (try_parse_json) and for the Kafka Streams peers.
+MAX_NUMBER_DIGITS = 1000
 # A JSON string literal (possessive: no backtracking), for the nesting scan; the Spark
 # contract uses the same pattern (Java regex syntax agrees here).
 STRING_LITERAL = r'"(?:[^"\\]++|\\.)*+"'
@@ -69,6 +73,17 @@ def station_of(sensor_number: int, stations: int) -> str:
 
 def _no_constants(name: str):
     raise ValueError(f"{name} is not JSON")  # json.loads would take NaN and Infinity
+
+
+def _short_number(parse):
+    def checked(literal: str):
+        if sum(c.isdigit() for c in literal) > MAX_NUMBER_DIGITS:
+            raise ValueError(f"a number of more than {MAX_NUMBER_DIGITS} digits")
+        return parse(literal)
+    return checked
+
+
+_PARSE_INT, _PARSE_FLOAT = _short_number(int), _short_number(float)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -148,7 +163,8 @@ def validate(value: bytes | str | None) -> tuple[dict[str, Any] | None, str | No
     if text.count("[") + text.count("{") > MAX_DEPTH and _nesting(text) > MAX_DEPTH:
         return None, "not JSON"
     try:
-        data: Any = json.loads(text, parse_constant=_no_constants, object_pairs_hook=_unique_keys)
+        data: Any = json.loads(text, parse_constant=_no_constants, object_pairs_hook=_unique_keys,
+                               parse_int=_PARSE_INT, parse_float=_PARSE_FLOAT)
     except ValueError:
         return None, "not JSON"
     if "\\u" in text and _has_lone_surrogate(data):

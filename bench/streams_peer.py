@@ -1,0 +1,113 @@
+"""The Kafka Streams peers of the Spark stages (bench/streams, Java): built with Maven
+from Maven Central at the versions of catalogue/versions.yml, once per change of their
+sources or pins, into .cache/streams-peer/<digest>/.
+
+    python -m bench.streams_peer build      # prints the jar's path
+    python -m bench.streams_peer verdicts   # base64 values (- for null) on stdin -> the contract's reasons
+
+Maven goes through the mirror settings `make setup` writes (.cache/poms/settings.xml);
+its output is in .run/logs/streams-peer-build.log.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
+
+from kafka_patterns.config.catalogue import ROOT, VERSIONS_FILE
+
+SOURCES = ROOT / "bench" / "streams"
+CACHE = ROOT / ".cache" / "streams-peer"
+MAVEN_SETTINGS = ROOT / ".cache" / "poms" / "settings.xml"
+LOG = ROOT / ".run" / "logs" / "streams-peer-build.log"
+JAR = "streams-peer-0.jar"
+# -D name of the pom -> key of versions.yml
+PINS = {"kafka.version": "kafka_version", "jackson.version": "streams_peer_jackson_version",
+        "compiler.plugin.version": "maven_compiler_plugin_version", "jar.plugin.version": "maven_jar_plugin_version",
+        "dependency.plugin.version": "maven_dependency_plugin_version"}
+
+
+class BuildFailed(RuntimeError):
+    """Maven could not build the peers (the log says why)."""
+
+
+def pins() -> dict[str, str]:
+    versions = yaml.safe_load(VERSIONS_FILE.read_text())
+    return {prop: str(versions[key]) for prop, key in PINS.items()}
+
+
+def digest() -> str:
+    h = hashlib.sha256(json.dumps(pins(), sort_keys=True).encode())
+    for path in sorted(p for p in SOURCES.rglob("*") if p.is_file()):
+        h.update(str(path.relative_to(SOURCES)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def build() -> Path:
+    """The peers' jar, built when its sources or pins changed; its libs/ beside it."""
+    out = CACHE / digest()
+    jar = out / JAR
+    if jar.is_file():
+        return jar
+    if not MAVEN_SETTINGS.is_file():
+        raise BuildFailed(f"{MAVEN_SETTINGS} does not exist: run `make setup` (it writes Maven's mirror settings)")
+    # A build directory of its own: test workers may build at once; the first to finish wins.
+    CACHE.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f"{out.name}.", dir=CACHE))
+    cmd = ["mvn", "-B", "-ntp", "-q", "-Dstyle.color=never", "-s", str(MAVEN_SETTINGS), "-f", str(SOURCES / "pom.xml"),
+           *(f"-D{prop}={version}" for prop, version in pins().items()), f"-Dbuild.dir={partial}", "package"]
+    LOG.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with LOG.open("w") as log:
+            done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, check=False, timeout=900)
+        if done.returncode != 0:
+            raise BuildFailed(f"mvn package of {SOURCES} failed (exit {done.returncode}): see {LOG}")
+        with contextlib.suppress(OSError):  # another worker's build is there already
+            partial.rename(out)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return jar
+
+
+def java_command(main_class: str, *jvm_args: str) -> list[str]:
+    jar = build()
+    return ["java", *jvm_args, "-cp", f"{jar}:{jar.parent / 'libs'}/*", main_class]
+
+
+def contract_reasons(values: Iterable[bytes | None]) -> list[str | None]:
+    """The Java contract's reason for each value (None: a valid reading)."""
+    lines = "".join((base64.b64encode(v).decode() if v is not None else "-") + "\n" for v in values)
+    done = subprocess.run(java_command("kafkapatterns.streams.ContractCheck", "-Xmx256M"), input=lines,
+                          capture_output=True, text=True, check=True, timeout=120)
+    return [json.loads(line)["reason"] for line in done.stdout.splitlines()]
+
+
+def main(argv: list[str]) -> int:
+    try:
+        if argv == ["build"]:
+            print(build())
+            return 0
+        if argv == ["verdicts"]:
+            values = [None if line == "-" else base64.b64decode(line) for line in sys.stdin.read().splitlines()]
+            for reason in contract_reasons(values):
+                print(json.dumps({"reason": reason}))
+            return 0
+    except BuildFailed as e:
+        print(e, file=sys.stderr)
+        return 1
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
