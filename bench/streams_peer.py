@@ -1,6 +1,7 @@
 """The Kafka Streams peers of the Spark stages (bench/streams, Java): built with Maven
 from Maven Central at the versions of catalogue/versions.yml, once per change of their
-sources or pins, into .cache/streams-peer/<digest>/.
+sources or pins, into .cache/streams-peer/<digest>/, and started as their own catalogue
+users (streams-<stage>) on the topics of the Spark job they mirror (PEERS).
 
     python -m bench.streams_peer build      # prints the jar's path
     python -m bench.streams_peer verdicts   # base64 values (- for null) on stdin -> the contract's reasons
@@ -24,6 +25,8 @@ from pathlib import Path
 
 import yaml
 
+from kafka_patterns.clients import kafka
+from kafka_patterns.config import catalogue, credentials
 from kafka_patterns.config.catalogue import ROOT, VERSIONS_FILE
 
 SOURCES = ROOT / "bench" / "streams"
@@ -35,6 +38,12 @@ JAR = "streams-peer-0.jar"
 PINS = {"kafka.version": "kafka_version", "jackson.version": "streams_peer_jackson_version",
         "compiler.plugin.version": "maven_compiler_plugin_version", "jar.plugin.version": "maven_jar_plugin_version",
         "dependency.plugin.version": "maven_dependency_plugin_version"}
+
+
+# A peer's stage -> the Spark job whose topics it reads and writes. Its user and its
+# `job` header are streams-<stage>.
+PEERS = {"clean": "pipeline-clean", "enrich": "pipeline-enrich", "content-filter": "content-filter"}
+RUNNING = "state RUNNING"
 
 
 class BuildFailed(RuntimeError):
@@ -64,7 +73,7 @@ def build() -> Path:
     # A build directory of its own: test workers may build at once; the first to finish wins.
     CACHE.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f"{out.name}.", dir=CACHE))
-    cmd = ["mvn", "-B", "-ntp", "-q", "-Dstyle.color=never", "-s", str(MAVEN_SETTINGS), "-f", str(SOURCES / "pom.xml"),
+    cmd = ["mvn", "-B", "-ntp", "-Dstyle.color=never", "-s", str(MAVEN_SETTINGS), "-f", str(SOURCES / "pom.xml"),
            *(f"-D{prop}={version}" for prop, version in pins().items()), f"-Dbuild.dir={partial}", "package"]
     LOG.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -82,6 +91,59 @@ def build() -> Path:
 def java_command(main_class: str, *jvm_args: str) -> list[str]:
     jar = build()
     return ["java", *jvm_args, "-cp", f"{jar}:{jar.parent / 'libs'}/*", main_class]
+
+
+def user(stage: str) -> str:
+    return f"streams-{stage}"
+
+
+def peer_args(stage: str, run: str) -> list[str]:
+    """The peer's arguments: its Spark job's topics from the catalogue, its user's client
+    properties, an application id of this run started at the end of its input."""
+    job = catalogue.job(PEERS[stage])
+    return ["--stage", stage, "--config", str(credentials.java_properties(user(stage))),
+            "--application-id", f"{user(stage)}-{run}", "--job", user(stage), "--input", job.inputs[0],
+            *(arg for topic in job.output_topics for arg in ("--output", topic)),
+            "--deadletter", job.deadletter_topic, *(arg for topic in job.lookups for arg in ("--lookup", topic)),
+            "--set", f"bootstrap.servers={kafka.bootstrap_servers()}", "--from-end"]
+
+
+class PeerProcess:
+    """A running peer: started, and ready once Kafka Streams says RUNNING; stop() sends
+    SIGTERM (Streams closes cleanly) and waits. Its output is in `log`."""
+
+    def __init__(self, stage: str, run: str, log: Path, *settings: str):
+        self.stage, self.log = stage, log
+        log.parent.mkdir(parents=True, exist_ok=True)
+        self._out = log.open("w")
+        cmd = java_command("kafkapatterns.streams.Peer", "-Xmx512M")
+        extra = [arg for setting in settings for arg in ("--set", setting)]
+        self.proc = subprocess.Popen([*cmd, *peer_args(stage, run), *extra], stdout=self._out,
+                                     stderr=subprocess.STDOUT)
+
+    def wait_running(self, timeout: float = 120) -> None:
+        def running() -> bool:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the {self.stage} peer exited {self.proc.returncode}: {self.tail()}")
+            return RUNNING in self.log.read_text()
+        kafka.wait_until(running, timeout, 0.2, f"the {self.stage} peer RUNNING")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def tail(self, lines: int = 30) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self, timeout: float = 60) -> int:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._out.close()
+        return self.proc.returncode
 
 
 def contract_reasons(values: Iterable[bytes | None]) -> list[str | None]:
