@@ -78,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="only the security cost: the secure cluster vs its plain-text copy")
     p.add_argument("--only-pipeline", action="store_true",
                    help="only part 3: the Spark jobs end to end and the stages' latency per mode")
+    p.add_argument("--only-stages", action="store_true",
+                   help="only the stateless stages: Spark micro-batch, real-time mode and Kafka Streams side by side")
     p.add_argument("--out", type=Path, default=RESULTS)
     a = p.parse_args(argv)
     g = grid(a.quick)
@@ -91,11 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     if stale:
         runner.progress(f"deleting {len(stale)} bench topics left by an interrupted run")
         topics.delete(stale)
-    cells = [] if a.only_security or a.only_pipeline else g.cells()
-    with_pipeline = not (a.no_pipeline or a.only_security)
-    with_security = not (a.no_security or a.only_pipeline)
-    parts = [f"{len(cells)} cells"] * bool(cells) + ["the pipeline jobs and stages"] * with_pipeline \
-        + ["the security cost"] * with_security
+    cells = [] if a.only_security or a.only_pipeline or a.only_stages else g.cells()
+    with_pipeline = not (a.no_pipeline or a.only_security or a.only_stages)
+    with_stages = with_pipeline or a.only_stages
+    with_security = not (a.no_security or a.only_pipeline or a.only_stages)
+    parts = [f"{len(cells)} cells"] * bool(cells) + ["the pipeline jobs"] * with_pipeline \
+        + ["the stages (Spark and Kafka Streams)"] * with_stages + ["the security cost"] * with_security
     runner.progress(f"{'QUICK' if a.quick else 'full'} benchmark {stamp}: {', then '.join(parts)}")
     disk = None
     if cells:
@@ -118,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         raw = report.find(measurements, "consume", "spark", **results["grid"]["main"][0]) if cells else None
         results["pipeline"] = measured_part("the pipelines", lambda: pipeline.run_all(
             g.pipeline_rate, g.pipeline_seconds, g.pipeline_burst, raw and raw["records_per_s"]), failed) or []
+    if with_stages:
         results["stages"] = measured_part("the stages", lambda: stages.run_all(g.pipeline_rate, g.pipeline_seconds),
                                           failed) or []
     if with_security:

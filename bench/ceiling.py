@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import psutil
@@ -71,23 +72,30 @@ def process_cpu_seconds(pid: int | None) -> float | None:
 
 class CpuUse(CpuBusy):
     """with CpuUse(pid) as cpu: ...  -> cpu.fraction as CpuBusy, and cpu.cores, the CPU
-    process `pid` (the Spark driver running the jobs) used over the block in cores (1.0
-    = one core all the time; None when unknown)."""
+    process `pid` (the Spark driver running the jobs; or several pids: the Kafka Streams
+    peers) used over the block in cores (1.0 = one core all the time), cpu.seconds the
+    CPU seconds it used (None when unknown)."""
 
-    def __init__(self, pid: int | None):
-        self.pid = pid
+    def __init__(self, pid: int | Sequence[int] | None):
+        self.pids = [] if pid is None else [pid] if isinstance(pid, int) else list(pid)
+
+    def _used(self) -> float | None:
+        each = [process_cpu_seconds(pid) for pid in self.pids]
+        return None if not each or None in each else sum(each)
 
     def __enter__(self) -> CpuUse:
         super().__enter__()
-        self._t0, self._cpu0 = time.monotonic(), process_cpu_seconds(self.pid)
+        self._t0, self._cpu0 = time.monotonic(), self._used()
         self.cores: float | None = None
+        self.seconds: float | None = None
         return self
 
     def __exit__(self, *exc) -> None:
         super().__exit__(*exc)
-        cpu, seconds = process_cpu_seconds(self.pid), time.monotonic() - self._t0
+        cpu, seconds = self._used(), time.monotonic() - self._t0
         if cpu is not None and self._cpu0 is not None and seconds > 0:
-            self.cores = (cpu - self._cpu0) / seconds
+            self.seconds = cpu - self._cpu0
+            self.cores = self.seconds / seconds
 
 
 def fraction_of_ceiling(mb_per_s: float | None, disk_mb_s: float | None, replication_factor: int) -> float | None:

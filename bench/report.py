@@ -126,11 +126,28 @@ def stages_table(results: dict) -> tuple[list[str], list[list]]:
     rows = []
     for r in results.get("stages", []):
         if "failed" in r:
-            rows.append([r["stage"], r["mode"], "-", "-", "-", "-", "-", r["failed"]])
+            rows.append([r["stage"], r["mode"], "-", "-", "-", "-", "-", "-", "-", r["failed"]])
             continue
         rows.append([r["stage"], r["mode"], fmt(r["input_rate"]), fmt(r["latency_p50_ms"], 1),
-                     fmt(r["latency_p99_ms"], 1), fmt(r["latency_max_ms"], 1), fmt(r["records"]), r["note"]])
-    return ["stage", "mode", "input rec/s", "p50 ms", "p99 ms", "max ms", "records", "note"], rows
+                     fmt(r["latency_p99_ms"], 1), fmt(r["latency_max_ms"], 1), fmt(r["records"]),
+                     fmt(r.get("cpu_seconds_per_1e5"), 2), _busy(r), r["note"]])
+    return (["stage", "mode", "input rec/s", "p50 ms", "p99 ms", "max ms", "records", "CPU s / 1e5 rec",
+             "host CPU busy", "note"], rows)
+
+
+def stages_vs_streams_table(results: dict) -> tuple[list[str], list[list]]:
+    """Each Spark mode over the Kafka Streams peer of the same stage, measured in the same
+    run at the same input rate: latency and CPU per record as ratios (Spark / Streams)."""
+    by = {(r["stage"], r["mode"]): r for r in results.get("stages", []) if "failed" not in r}
+    rows = []
+    for (stage, mode), r in by.items():
+        peer = by.get((stage, "kafka-streams"))
+        if peer is None or mode == "kafka-streams":
+            continue
+        rows.append([stage, mode, *[stats.fmt_ratio(stats.ratio(r.get(k), peer.get(k)))
+                                    for k in ("latency_p50_ms", "latency_p99_ms", "latency_max_ms",
+                                              "cpu_seconds_per_1e5")]])
+    return ["stage", "Spark mode", "p50 / Streams", "p99 / Streams", "max / Streams", "CPU per record / Streams"], rows
 
 
 def batches_table(results: dict) -> tuple[list[str], list[list]]:
@@ -174,7 +191,10 @@ SECTIONS = (
      "were fed at the fixed rate)",
      pipeline_table),
     ("Stateless stages, one hop each, per mode (event time -> read back from the stage's output topic at the fixed "
-     "input rate; micro-batch = a trigger every 0.5 s, real-time = Spark's real-time mode)", stages_table),
+     "input rate; micro-batch = a trigger every 0.5 s, real-time = Spark's real-time mode, kafka-streams = the "
+     "Kafka Streams peer of bench/streams)", stages_table),
+    ("Spark against Kafka Streams, per stage (ratios of the figures above, same run, same input rate)",
+     stages_vs_streams_table),
     ("What bounds the latency: each query's micro-batches, median ms per batch that read something (Spark's "
      "progress: latestOffset = asking Kafka for offsets, addBatch = running the plan and writing the sink, "
      "walCommit/commitOffsets = the checkpoint's offset and commit logs, triggerExecution = the whole batch; "

@@ -1,5 +1,8 @@
 """Part 3b: the stateless Kafka-to-Kafka stages one hop at a time, in micro-batch mode
-(a trigger every TRIGGER_SECONDS) and in Spark's real-time mode, side by side.
+(a trigger every TRIGGER_SECONDS), in Spark's real-time mode and as their Kafka Streams
+peers (bench/streams: the same topics, contract and dead letters, record at a time),
+side by side, with the CPU seconds each spent per 10^5 records (the Spark driver's JVM,
+the peers' JVMs) and the host's CPU busy while the readings were fed.
 
 Each stage runs continuously in this process (bench.pipeline.JobThread) from the end
 of its input, with a fresh checkpoint. Readings with event time = send time are fed at
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import TopicPartition
 
-from bench import stats
+from bench import ceiling, stats, streams_peer
 from bench.pipeline import (
     PACED_WARMUP_SECONDS,
     TRIGGER_SECONDS,
@@ -32,14 +35,22 @@ from bench.pipeline import (
     feed,
     feed_producer,
     input_ends,
+    spark_driver_pid,
     wait_for_count,
 )
 from bench.runner import progress
 from kafka_patterns.clients import kafka
 from kafka_patterns.config import catalogue
+from kafka_patterns.config.catalogue import ROOT
 from pattern_harness import job_runs
 
-MODES = ("micro-batch", "real-time")
+SPARK_MODES = ("micro-batch", "real-time")
+STREAMS = "kafka-streams"
+MODES = (*SPARK_MODES, STREAMS)
+# The peers' producers linger as the Spark jobs' Kafka sinks do (spark.kafka_sink_options),
+# not Kafka Streams' default 100 ms.
+PEER_SETTINGS = ("producer.linger.ms=5",)
+PER_RECORDS = 100_000  # CPU seconds per this many records
 # clean + enrich in real-time mode: 2 queries x 6 partitions (and room for a third).
 SLOTS = 32
 
@@ -57,6 +68,33 @@ STAGES = (
     Stage("clean -> enrich", ("pipeline-clean", "pipeline-enrich"), "weather.readings.enriched"),
     Stage("content-filter", ("content-filter",), "weather.alerts.heat", temperature=35.0),
 )
+
+
+class Peer:
+    """A Kafka Streams peer of a stage's job, as wait_for_count watches a JobThread."""
+
+    def __init__(self, job: str, run: str):
+        stage = {spark_job: stage for stage, spark_job in streams_peer.PEERS.items()}[job]
+        self.job = streams_peer.user(stage)
+        self.process = streams_peer.PeerProcess(stage, run, ROOT / ".run" / "logs" / f"bench-{self.job}.log",
+                                                *PEER_SETTINGS)
+
+    def start(self) -> None:
+        self.process.wait_running()
+
+    def is_alive(self) -> bool:
+        return self.process.alive()
+
+    @property
+    def error(self) -> str:
+        return self.process.tail(10)
+
+    @property
+    def pid(self) -> int:
+        return self.process.proc.pid
+
+    def stop(self) -> None:
+        self.process.stop()
 
 
 class TopicWatcher(threading.Thread):
@@ -100,43 +138,51 @@ def measure(stage: Stage, mode: str, rate: int, seconds: int) -> dict:
     run = "bench" + job_runs.new_run()
     first = {job: catalogue.job(job).inputs[0] for job in stage.jobs}
     starting = {**input_ends(stage.jobs), **job_runs.end_offsets([stage.output])}
-    threads = [JobThread(job, job_runs.job_args(job, run, {first[job]: starting[first[job]]}, "--trigger-seconds",
-                                              TRIGGER_SECONDS, "--mode", mode, bounded=False))
-               for job in stage.jobs]
+    if mode == STREAMS:  # each from the end of its input (--from-end)
+        runners = [Peer(job, run) for job in stage.jobs]
+    else:
+        runners = [JobThread(job, job_runs.job_args(job, run, {first[job]: starting[first[job]]}, "--trigger-seconds",
+                                                    TRIGGER_SECONDS, "--mode", mode, bounded=False))
+                   for job in stage.jobs]
     watcher = TopicWatcher(stage.output, starting[stage.output], run)
     topic = first[stage.jobs[0]]
     producer = feed_producer()
 
     def wait_for(total: int, timeout: float, what: str) -> None:
-        wait_for_count(watcher.count, total, threads, timeout, 0.05, f"{stage.name} ({mode}): {what}")
+        wait_for_count(watcher.count, total, runners, timeout, 0.05, f"{stage.name} ({mode}): {what}")
 
-    for t in threads:
-        t.start()
     watcher.start()
     try:
+        for r in runners:
+            r.start()
         feed(producer, topic, run, 0, WARMUP, None, stage.temperature)
         wait_for(WARMUP, 180, "warm-up readings")
         paced, n = rate * PACED_WARMUP_SECONDS, rate * (PACED_WARMUP_SECONDS + seconds)
         progress(f"{stage.name} ({mode}): feeding {n:,} readings at {rate:,}/s for {PACED_WARMUP_SECONDS} + "
                  f"{seconds} s (the first {PACED_WARMUP_SECONDS} s not measured)")
-        feed(producer, topic, run, WARMUP, n, rate, stage.temperature)
-        wait_for(WARMUP + n, 120, "every reading")
+        pids = [r.pid for r in runners] if mode == STREAMS else spark_driver_pid()
+        with ceiling.CpuUse(pids) as cpu:
+            feed(producer, topic, run, WARMUP, n, rate, stage.temperature)
+            wait_for(WARMUP + n, 120, "every reading")
         latencies = [ms for seq, ms in watcher.arrivals if seq >= WARMUP + paced]
-        batches = batch_breakdowns()
+        batches = batch_breakdowns() if mode != STREAMS else {}
     finally:
         watcher.stop.set()
-        for t in threads:
-            t.stop()
+        for r in runners:
+            r.stop()
         watcher.join(10)
         shutil.rmtree(job_runs.checkpoint(stage.jobs[0], run).parent, ignore_errors=True)
     p50, p99 = stats.percentile(latencies, 50), stats.percentile(latencies, 99)
+    per_records = None if cpu.seconds is None else cpu.seconds / n * PER_RECORDS
     progress(f"{stage.name} ({mode}): p50 {stats.fmt(p50, 1)} ms, p99 {stats.fmt(p99, 1)} ms "
-             f"over {len(latencies):,} records")
-    return {"stage": stage.name, "mode": mode, "jobs": list(stage.jobs), "input_rate": rate, "fed_seconds": seconds,
-            "records": len(latencies), "latency_p50_ms": p50, "latency_p99_ms": p99,
+             f"over {len(latencies):,} records, {stats.fmt(per_records, 2)} CPU s per {PER_RECORDS:,}")
+    note = {"micro-batch": f"trigger {TRIGGER_SECONDS} s", "real-time": "real-time mode",
+            STREAMS: "Kafka Streams, record at a time"}[mode]
+    return {"stage": stage.name, "mode": mode, "jobs": [r.job for r in runners], "input_rate": rate,
+            "fed_seconds": seconds, "records": len(latencies), "latency_p50_ms": p50, "latency_p99_ms": p99,
             "latency_max_ms": max(latencies, default=None), "batches": batches,
-            "note": (f"trigger {TRIGGER_SECONDS} s" if mode == "micro-batch" else "real-time mode")
-                    + f"; first {PACED_WARMUP_SECONDS} s not measured"}
+            "cpu_seconds_per_1e5": per_records, "cpu_busy": cpu.fraction,
+            "note": f"{note}; first {PACED_WARMUP_SECONDS} s not measured"}
 
 
 def run_all(rate: int, seconds: int) -> list[dict]:

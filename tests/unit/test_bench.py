@@ -238,6 +238,35 @@ def test_the_bench_stages_are_stateless_jobs_that_can_run_in_real_time_mode():
         assert stage.output in catalogue.job(stage.jobs[-1]).output_topics
 
 
+def test_every_job_of_a_bench_stage_has_a_kafka_streams_peer_of_its_own_user():
+    from bench import stages, streams_peer
+    from kafka_patterns.config import catalogue
+
+    users = {u["name"]: u for u in catalogue.load()["users"]}
+    for stage in stages.STAGES:
+        for job in stage.jobs:
+            (peer,) = [s for s, j in streams_peer.PEERS.items() if j == job]
+            assert streams_peer.user(peer) in users, f"catalogue users lack {streams_peer.user(peer)}"
+
+
+def test_the_streams_comparison_divides_each_spark_mode_by_the_peer_of_its_stage():
+    stage = {"stage": "clean", "input_rate": 1000, "records": 30000, "note": ""}
+    results = {"measurements": [], "grid": {"main": [], "counts": [], "partitions": []}, "stages": [
+        {**stage, "mode": "micro-batch", "latency_p50_ms": 1000.0, "latency_p99_ms": 2000.0, "latency_max_ms": 3000.0,
+         "cpu_seconds_per_1e5": 30.0},
+        {**stage, "mode": "real-time", "latency_p50_ms": 150.0, "latency_p99_ms": 700.0, "latency_max_ms": 900.0,
+         "cpu_seconds_per_1e5": 20.0},
+        {**stage, "mode": "kafka-streams", "latency_p50_ms": 50.0, "latency_p99_ms": 350.0, "latency_max_ms": 450.0,
+         "cpu_seconds_per_1e5": 10.0},
+        {**stage, "stage": "content-filter", "mode": "real-time", "latency_p50_ms": 1.0, "latency_p99_ms": 1.0,
+         "latency_max_ms": 1.0}]}  # no peer measured for it: no row
+    headers, rows = report.stages_vs_streams_table(results)
+    assert headers[1:4] == ["Spark mode", "p50 / Streams", "p99 / Streams"]
+    assert rows == [["clean", "micro-batch", "20.00x", "5.71x", "6.67x", "3.00x"],
+                    ["clean", "real-time", "3.00x", "2.00x", "2.00x", "2.00x"]]
+    assert "Spark against Kafka Streams" in report.tables(results, "simple")
+
+
 def progress(rows: int, **phases) -> dict:
     """One StreamingQueryProgress as Spark reports it (a dict), with the given phase times."""
     return {"numInputRows": rows, "durationMs": phases,
