@@ -26,11 +26,14 @@ from manifests import (
 
 RUNTIME_KINDS = ("Deployment", "CronJob")
 JOBS_DIR = ROOT / "spark-jobs" / "src" / "kafka_patterns" / "jobs"
-# What makes each pod of a job a member of its own (the pod name, from the downward API).
-MEMBER_OPTIONS = {"work-queue": "--worker-id", "share-queue": "--consumer-id",
-                  "exactly-once-copier": "--transactional-id", "request-reply": "--transactional-id",
-                  "changelog-state": "--transactional-id"}
 POD_NAME = "$(POD_NAME)"
+
+
+def member_option(job: dict[str, Any]) -> str | None:
+    """The option the catalogue's kubernetes.memberArgs give the pod name (from the
+    downward API): what makes each pod of the job a member of its own."""
+    args = job["kubernetes"].get("memberArgs") or []
+    return args[args.index(POD_NAME) - 1] if POD_NAME in args else None
 # A Deployment's pods are <name>-<template hash, up to 10>-<5>: a name this short keeps
 # all of it in every pod name, so a per-pod id starts with the job's name (its ACLs).
 DEPLOYMENT_NAME_MAX = 63 - len("-0123456789-abcde")
@@ -166,7 +169,8 @@ def test_each_pod_is_a_member_of_its_own(rendered, cat):
     found = by_job(rendered["default"])
     for job in client_jobs(cat, "default"):
         c = container(found[job["name"]])
-        option = MEMBER_OPTIONS.get(job["name"])
+        option = member_option(job)
+        # The independent part: a transactional job needs one transactional.id per pod.
         if job.get("transactional"):
             assert option == "--transactional-id", f"{job['name']}: one transactional.id per pod"
         if option is None:

@@ -100,7 +100,13 @@ def test_the_docs_name_make_targets_at_all():
 # --- the ports of the local cluster ---------------------------------------------------
 
 PORTS_HEADING = "## Ports of the local cluster"
-KAFKA_NODES = ("kafka-1", "kafka-2", "kafka-3")
+
+
+def local_inventory_group(name: str) -> list[str]:
+    """The hosts of a group of the local inventory, in its order (a node added there
+    shows in the table's rows, with nothing to change here)."""
+    children = yaml.safe_load((LOCAL_INVENTORY / "hosts.yml").read_text())["all"]["children"]
+    return list((children.get(name) or {}).get("hosts") or {})
 
 
 def local_inventory_host_vars() -> dict[str, dict]:
@@ -131,15 +137,15 @@ def port_sources() -> dict[str, list[int]]:
     hosts = local_inventory_host_vars()
     kube_node = role_defaults("kube_node")
 
-    def per_kafka_node(variable: str) -> list[int]:
-        return [hosts[node][variable] for node in KAFKA_NODES]
+    def per_kafka_node(variable: str, group: str = "kafka_brokers") -> list[int]:
+        return [hosts[node][variable] for node in local_inventory_group(group)]
 
     connect_metrics_port = hosts["connect-1"].get("connect_metrics_port",
                                                   role_defaults("kafka_connect")["connect_metrics_port"])
     return {
         "CLIENT (SASL_SSL)": per_kafka_node("kafka_broker_port"),
         "REPLICATION (mutual TLS)": per_kafka_node("kafka_replication_port"),
-        "CONTROLLER (mutual TLS": per_kafka_node("kafka_controller_port"),
+        "CONTROLLER (mutual TLS": per_kafka_node("kafka_controller_port", "kafka_controllers"),
         "kafka-3 Prometheus metrics": per_kafka_node("kafka_metrics_port"),
         "Kafka Connect REST": [hosts["connect-1"]["connect_rest_port"]],
         "Kafka Connect Prometheus metrics": [connect_metrics_port],
