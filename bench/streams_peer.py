@@ -42,7 +42,8 @@ PINS = {"kafka.version": "kafka_version", "jackson.version": "streams_peer_jacks
 
 # A peer's stage -> the Spark job whose topics it reads and writes. Its user and its
 # `job` header are streams-<stage>.
-PEERS = {"clean": "pipeline-clean", "enrich": "pipeline-enrich", "content-filter": "content-filter"}
+PEERS = {"clean": "pipeline-clean", "enrich": "pipeline-enrich", "content-filter": "content-filter",
+         "aggregate": "pipeline-aggregate"}
 RUNNING = "state RUNNING"
 
 
@@ -104,7 +105,8 @@ def peer_args(stage: str, run: str) -> list[str]:
     return ["--stage", stage, "--config", str(credentials.java_properties(user(stage))),
             "--application-id", f"{user(stage)}-{run}", "--job", user(stage), "--input", job.inputs[0],
             *(arg for topic in job.output_topics for arg in ("--output", topic)),
-            "--deadletter", job.deadletter_topic, *(arg for topic in job.lookups for arg in ("--lookup", topic)),
+            *(["--deadletter", job.deadletter] if job.deadletter else []),
+            *(arg for topic in job.lookups for arg in ("--lookup", topic)),
             "--set", f"bootstrap.servers={kafka.bootstrap_servers()}", "--from-end"]
 
 

@@ -70,8 +70,11 @@ def comparable(messages, deadletter: str, run: str, ranges) -> tuple[Counter, se
     return out, jobs
 
 
+LETTERING = [stage for stage, job in streams_peer.PEERS.items() if catalogue.job(job).deadletter]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("stage", list(streams_peer.PEERS))
+@pytest.mark.parametrize("stage", LETTERING)
 @one_run_at_a_time("pipeline")  # enrich joins the station profiles the pipeline's runs write
 def test_the_streams_peer_writes_what_the_spark_job_writes(cluster, tmp_path, stage):
     spark_job = catalogue.job(streams_peer.PEERS[stage])
@@ -104,3 +107,54 @@ def test_the_streams_peer_writes_what_the_spark_job_writes(cluster, tmp_path, st
     assert streams_jobs == {streams_peer.user(stage)} and spark_jobs == {spark_job.name}
     assert streams == spark, (f"only the peer wrote {list((streams - spark).items())[:5]}; "
                               f"only Spark wrote {list((spark - streams).items())[:5]}")
+
+
+def final_windows(messages, run: str) -> dict[tuple, dict]:
+    """(station, window start) -> the run's window version with the highest count, as the
+    sink keeps it (pipeline.final_versions)."""
+    best: dict[tuple, dict] = {}
+    for m in messages:
+        w = json.loads(m.value())
+        k = (w.get("station"), w.get("window_start"))
+        if w.get("run") == run and (k not in best or w["n"] > best[k]["n"]):
+            best[k] = w
+    return best
+
+
+@pytest.mark.slow
+@one_run_at_a_time("pipeline")
+def test_the_streams_aggregate_counts_the_windows_the_spark_aggregate_counts(cluster, tmp_path):
+    spark_job = catalogue.job(streams_peer.PEERS["aggregate"])
+    (topic,), (output,) = spark_job.inputs, spark_job.output_topics
+    run = job_runs.new_run()
+    out_start = job_runs.end_offsets([output])
+    peer = streams_peer.PeerProcess("aggregate", run, tmp_path / "aggregate.log", "commit.interval.ms=200")
+    try:
+        peer.wait_running()
+        start = job_runs.end_offsets([topic])
+        produced = generator.produce(topic, READINGS, run=run, seed=43)
+        # A copy of some readings, as an at-least-once stage upstream may deliver them: counted once.
+        producer = kafka.producer()
+        for r in produced.readings[:40]:
+            producer.produce(topic, key=r.sensor, value=r.to_json())
+        assert producer.flush(30) == 0
+        end = job_runs.end_offsets([topic])
+        group = f"{streams_peer.user('aggregate')}-{run}"
+        kafka.wait_until(lambda: job_runs.group_caught_up(group, end) or not peer.alive(), 180, 0.5,
+                         "the aggregate peer past its input")
+        assert peer.alive(), peer.tail()
+    finally:
+        rc = peer.stop()
+    assert rc in (0, 143), f"the peer stopped with {rc}: {peer.tail()}"
+    middle = job_runs.end_offsets([output])
+    job_runs.run_job(spark_job.name, run, start)
+    streams = final_windows(job_runs.read_records(out_start, middle), run)
+    spark = final_windows(job_runs.read_records(middle), run)
+    assert sum(w["n"] for w in spark.values()) == READINGS, "every distinct reading counted once, by Spark"
+    assert streams.keys() == spark.keys()
+    for k, w in spark.items():
+        s = streams[k]
+        assert set(s) == set(w), k
+        assert {f: s.get(f) for f in w if f != "temperature_sum"} == {f: v for f, v in w.items()
+                                                                       if f != "temperature_sum"}, k
+        assert s["temperature_sum"] == pytest.approx(w["temperature_sum"]), k  # summed in another order

@@ -212,7 +212,7 @@ class Job:
 
     @property
     def sql_file(self) -> Path:
-        """The job's SQL query file (catalogue `sql`, relative to spark-jobs/, the catalogue's directory);
+        """The job's SQL query file (catalogue `sql`, relative to catalogue/, the catalogue's directory);
         an error for a job whose entry names none."""
         if not self.sql:
             raise CatalogueError(f"{CATALOGUE_FILE.name}: jobs.{self.name}.sql: not set; this job runs the "

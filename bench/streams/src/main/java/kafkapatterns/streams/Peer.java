@@ -45,13 +45,16 @@ public final class Peer {
         String job = one(opts, "job");
         String input = one(opts, "input");
         List<String> outputs = opts.getOrDefault("output", List.of());
-        String deadletter = one(opts, "deadletter");
+        // The aggregate writes no dead letters (its input is enrich's valid readings).
+        String deadletter = opts.containsKey("deadletter") ? one(opts, "deadletter") : null;
         Topology topology = switch (stage) {
             case "clean" -> Stages.clean(job, input, only(outputs, 1, stage).get(0), deadletter);
             case "content-filter" -> Stages.contentFilter(job, input, only(outputs, 2, stage).get(0), outputs.get(1),
                                                           deadletter);
             case "enrich" -> Stages.enrich(job, input, one(opts, "lookup"), only(outputs, 1, stage).get(0), deadletter);
-            default -> throw new IllegalArgumentException("--stage " + stage + ": one of clean, enrich, content-filter");
+            case "aggregate" -> WindowAggregate.topology(input, only(outputs, 1, stage).get(0));
+            default -> throw new IllegalArgumentException(
+                    "--stage " + stage + ": one of clean, enrich, content-filter, aggregate");
         };
         Properties props = new Properties();
         try (InputStream in = new FileInputStream(one(opts, "config"))) {
