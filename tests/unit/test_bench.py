@@ -353,3 +353,15 @@ def test_a_process_cpu_use_is_read_in_cores_and_unknown_without_a_process():
     with ceiling.CpuUse(None) as unknown:
         pass
     assert unknown.cores is None and ceiling.process_cpu_seconds(None) is None
+
+
+def test_the_stages_plot_is_drawn_from_the_stages_alone(tmp_path):
+    from bench import plots
+
+    stage = {"stage": "clean", "input_rate": 1000, "records": 300, "note": "", "latency_p50_ms": 20.0,
+             "latency_p99_ms": 400.0, "latency_max_ms": 500.0, "cpu_seconds_per_1e5": 12.0}
+    results = {"measurements": [], "grid": {"main": [], "counts": [], "partitions": []},
+               "stages": [{**stage, "mode": mode} for mode in ("micro-batch", "real-time", "kafka-streams")]
+               + [{"stage": "content-filter", "mode": "real-time", "failed": "boom"}]}
+    (written,) = plots.write(results, tmp_path, "t")
+    assert written.endswith("t-stages.png") and (tmp_path / "t-stages.png").stat().st_size > 10_000
