@@ -126,13 +126,13 @@ def stages_table(results: dict) -> tuple[list[str], list[list]]:
     rows = []
     for r in results.get("stages", []):
         if "failed" in r:
-            rows.append([r["stage"], r["mode"], "-", "-", "-", "-", "-", "-", "-", r["failed"]])
+            rows.append([r["stage"], r["mode"], "-", "-", "-", "-", "-", "-", "-", "-", r["failed"]])
             continue
         rows.append([r["stage"], r["mode"], fmt(r["input_rate"]), fmt(r["latency_p50_ms"], 1),
                      fmt(r["latency_p99_ms"], 1), fmt(r["latency_max_ms"], 1), fmt(r["records"]),
-                     fmt(r.get("cpu_seconds_per_1e5"), 2), _busy(r), r["note"]])
-    return (["stage", "mode", "input rec/s", "p50 ms", "p99 ms", "max ms", "records", "CPU s / 1e5 rec",
-             "host CPU busy", "note"], rows)
+                     fmt(r.get("drain_seconds"), 1), fmt(r.get("cpu_seconds_per_1e5"), 2), _busy(r), r["note"]])
+    return (["stage", "mode", "input rec/s", "p50 ms", "p99 ms", "max ms", "records", "all in after s",
+             "CPU s / 1e5 rec", "host CPU busy", "note"], rows)
 
 
 def stages_vs_streams_table(results: dict) -> tuple[list[str], list[list]]:

@@ -97,6 +97,44 @@ class Peer:
         self.process.stop()
 
 
+# The pipeline up to its windows, in Spark micro-batches (the aggregate keeps windows in
+# state: no real-time mode) and as the three Kafka Streams peers: CPU per record, and how
+# long after the last reading is sent its window counts it. Not a latency per record:
+# the aggregated topic holds window versions.
+PIPELINE = Stage("clean -> enrich -> aggregate", ("pipeline-clean", "pipeline-enrich", "pipeline-aggregate"),
+                 "weather.readings.aggregated")
+PIPELINE_MODES = ("micro-batch", STREAMS)
+
+
+class WindowWatcher(threading.Thread):
+    """Reads the aggregated topic from `starting`: the run's window versions, the highest
+    count per window kept (as the sink keeps it); count() is their sum."""
+
+    def __init__(self, topic: str, starting: dict[int, int], run: str):
+        super().__init__(daemon=True)
+        self.topic, self.starting, self.run_id = topic, starting, run
+        self.windows: dict[tuple, int] = {}
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        consumer = kafka.consumer(f"bench-stage-{self.run_id}")
+        consumer.assign([TopicPartition(self.topic, p, o) for p, o in self.starting.items()])
+        try:
+            while not self.stop.is_set():
+                for msg in kafka.consume_ready(consumer, 500, 0.05):
+                    if msg.error() or msg.value() is None:
+                        continue
+                    w = json.loads(msg.value())
+                    if w.get("run") == self.run_id:
+                        k = (w.get("station"), w.get("window_start"))
+                        self.windows[k] = max(self.windows.get(k, 0), int(w["n"]))
+        finally:
+            consumer.close()
+
+    def count(self) -> int:
+        return sum(self.windows.values())
+
+
 class TopicWatcher(threading.Thread):
     """Reads the output topic from `starting`; latency of each record of the run."""
 
@@ -134,17 +172,24 @@ class TopicWatcher(threading.Thread):
         return len(self.arrivals)
 
 
+def runners_of(stage: Stage, mode: str, run: str, starting: dict) -> list:
+    """The stage's jobs as JobThreads in a Spark mode, or their Kafka Streams peers (each
+    from the end of its input: --from-end)."""
+    if mode == STREAMS:
+        return [Peer(job, run) for job in stage.jobs]
+    first = {job: catalogue.job(job).inputs[0] for job in stage.jobs}
+    return [JobThread(job, job_runs.job_args(job, run, {first[job]: starting[first[job]]}, "--trigger-seconds",
+                                             TRIGGER_SECONDS, "--mode", mode, bounded=False))
+            for job in stage.jobs]
+
+
 def measure(stage: Stage, mode: str, rate: int, seconds: int) -> dict:
     run = "bench" + job_runs.new_run()
     first = {job: catalogue.job(job).inputs[0] for job in stage.jobs}
     starting = {**input_ends(stage.jobs), **job_runs.end_offsets([stage.output])}
-    if mode == STREAMS:  # each from the end of its input (--from-end)
-        runners = [Peer(job, run) for job in stage.jobs]
-    else:
-        runners = [JobThread(job, job_runs.job_args(job, run, {first[job]: starting[first[job]]}, "--trigger-seconds",
-                                                    TRIGGER_SECONDS, "--mode", mode, bounded=False))
-                   for job in stage.jobs]
-    watcher = TopicWatcher(stage.output, starting[stage.output], run)
+    runners = runners_of(stage, mode, run, starting)
+    windows = stage is PIPELINE
+    watcher = (WindowWatcher if windows else TopicWatcher)(stage.output, starting[stage.output], run)
     topic = first[stage.jobs[0]]
     producer = feed_producer()
 
@@ -163,8 +208,10 @@ def measure(stage: Stage, mode: str, rate: int, seconds: int) -> dict:
         pids = [r.pid for r in runners] if mode == STREAMS else spark_driver_pid()
         with ceiling.CpuUse(pids) as cpu:
             feed(producer, topic, run, WARMUP, n, rate, stage.temperature)
-            wait_for(WARMUP + n, 120, "every reading")
-        latencies = [ms for seq, ms in watcher.arrivals if seq >= WARMUP + paced]
+            fed = time.monotonic()
+            wait_for(WARMUP + n, 180, "every reading")
+            drained = time.monotonic() - fed
+        latencies = [] if windows else [ms for seq, ms in watcher.arrivals if seq >= WARMUP + paced]
         batches = batch_breakdowns() if mode != STREAMS else {}
     finally:
         watcher.stop.set()
@@ -174,21 +221,24 @@ def measure(stage: Stage, mode: str, rate: int, seconds: int) -> dict:
         shutil.rmtree(job_runs.checkpoint(stage.jobs[0], run).parent, ignore_errors=True)
     p50, p99 = stats.percentile(latencies, 50), stats.percentile(latencies, 99)
     per_records = None if cpu.seconds is None else cpu.seconds / n * PER_RECORDS
-    progress(f"{stage.name} ({mode}): p50 {stats.fmt(p50, 1)} ms, p99 {stats.fmt(p99, 1)} ms "
-             f"over {len(latencies):,} records, {stats.fmt(per_records, 2)} CPU s per {PER_RECORDS:,}")
+    progress(f"{stage.name} ({mode}): "
+             + (f"every reading counted {drained:.1f} s after the last was sent" if windows else
+                f"p50 {stats.fmt(p50, 1)} ms, p99 {stats.fmt(p99, 1)} ms over {len(latencies):,} records")
+             + f", {stats.fmt(per_records, 2)} CPU s per {PER_RECORDS:,}")
     note = {"micro-batch": f"trigger {TRIGGER_SECONDS} s", "real-time": "real-time mode",
             STREAMS: "Kafka Streams, record at a time"}[mode]
     return {"stage": stage.name, "mode": mode, "jobs": [r.job for r in runners], "input_rate": rate,
-            "fed_seconds": seconds, "records": len(latencies), "latency_p50_ms": p50, "latency_p99_ms": p99,
+            "fed_seconds": seconds, "records": n if windows else len(latencies), "latency_p50_ms": p50,
+            "latency_p99_ms": p99,
             "latency_max_ms": max(latencies, default=None), "batches": batches,
-            "cpu_seconds_per_1e5": per_records, "cpu_busy": cpu.fraction,
+            "cpu_seconds_per_1e5": per_records, "cpu_busy": cpu.fraction, "drain_seconds": drained,
             "note": f"{note}; first {PACED_WARMUP_SECONDS} s not measured"}
 
 
 def run_all(rate: int, seconds: int) -> list[dict]:
     out = []
-    for stage in STAGES:
-        for mode in MODES:
+    for stage, modes in [*((stage, MODES) for stage in STAGES), (PIPELINE, PIPELINE_MODES)]:
+        for mode in modes:
             try:
                 out.append(measure(stage, mode, rate, seconds))
             except Exception as e:  # one stage failing must not lose the other figures
