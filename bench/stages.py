@@ -106,35 +106,6 @@ PIPELINE = Stage("clean -> enrich -> aggregate", ("pipeline-clean", "pipeline-en
 PIPELINE_MODES = ("micro-batch", STREAMS)
 
 
-class WindowWatcher(threading.Thread):
-    """Reads the aggregated topic from `starting`: the run's window versions, the highest
-    count per window kept (as the sink keeps it); count() is their sum."""
-
-    def __init__(self, topic: str, starting: dict[int, int], run: str):
-        super().__init__(daemon=True)
-        self.topic, self.starting, self.run_id = topic, starting, run
-        self.windows: dict[tuple, int] = {}
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        consumer = kafka.consumer(f"bench-stage-{self.run_id}")
-        consumer.assign([TopicPartition(self.topic, p, o) for p, o in self.starting.items()])
-        try:
-            while not self.stop.is_set():
-                for msg in kafka.consume_ready(consumer, 500, 0.05):
-                    if msg.error() or msg.value() is None:
-                        continue
-                    w = json.loads(msg.value())
-                    if w.get("run") == self.run_id:
-                        k = (w.get("station"), w.get("window_start"))
-                        self.windows[k] = max(self.windows.get(k, 0), int(w["n"]))
-        finally:
-            consumer.close()
-
-    def count(self) -> int:
-        return sum(self.windows.values())
-
-
 class TopicWatcher(threading.Thread):
     """Reads the output topic from `starting`; latency of each record of the run."""
 
@@ -164,12 +135,31 @@ class TopicWatcher(threading.Thread):
                     except ValueError:
                         continue
                     if isinstance(value, dict) and value.get("run") == self.run_id:
-                        self.arrivals.append((int(value["seq"]), now - float(value["ts"])))
+                        self.take(value, now)
         finally:
             consumer.close()
 
+    def take(self, value: dict, now_ms: float) -> None:
+        self.arrivals.append((int(value["seq"]), now_ms - float(value["ts"])))
+
     def count(self) -> int:
         return len(self.arrivals)
+
+
+class WindowWatcher(TopicWatcher):
+    """Reads the aggregated topic: the run's window versions, the highest count per window
+    kept (as the sink keeps it); count() is their sum."""
+
+    def __init__(self, topic: str, starting: dict[int, int], run: str):
+        super().__init__(topic, starting, run)
+        self.windows: dict[tuple, int] = {}
+
+    def take(self, value: dict, now_ms: float) -> None:
+        k = (value.get("station"), value.get("window_start"))
+        self.windows[k] = max(self.windows.get(k, 0), int(value["n"]))
+
+    def count(self) -> int:
+        return sum(self.windows.values())
 
 
 def runners_of(stage: Stage, mode: str, run: str, starting: dict) -> list:
