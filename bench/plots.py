@@ -75,7 +75,8 @@ def _stages(plt, results: dict, path: Path) -> Path | None:
         for i, mode in enumerate(modes):
             ys = [(by.get((stage, mode)) or {}).get(key) or 0 for stage in stages]
             ax.bar([x + i * width for x in range(len(stages))], ys, width, label=mode)
-        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(stages))], stages, fontsize=8)
+        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(stages))], [s.replace(" -> ", "\n-> ") for s in stages],
+                      fontsize=8)
         ax.set_title(title)
         if key != "cpu_seconds_per_1e5":
             ax.set_yscale("log")
