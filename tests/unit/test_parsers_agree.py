@@ -1,8 +1,9 @@
 """The three implementations of the reading contract, readings.parse (client jobs),
 spark.parse_readings (Spark jobs) and the Kafka Streams peers' ReadingContract (Java,
-bench/streams), give the same verdict and reason on generated input: JSON fragments and
-whole readings, concatenations, escapes, deep nesting, numbers at the edges, other
-encodings. Hypothesis generates the inputs; one Spark query and one JVM judge them all."""
+bench/streams, reading the contract's values from readings.py), give the same verdict
+and reason on generated input: JSON fragments and whole readings, concatenations,
+escapes, deep nesting, numbers at the edges, other encodings. Hypothesis generates the
+inputs; one Spark query and one JVM judge them all."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The reading contract, one table of cases for its three implementations: the client
 jobs' parser (readings.parse), the Spark jobs' (spark.parse_readings) and the Kafka
-Streams peers' (bench/streams, ReadingContract.java) must give every case the same
-verdict, with the same reason."""
+Streams peers' (bench/streams, ReadingContract.java, which reads the contract's limits,
+fields, kinds and ranges from readings.py: bench.streams_peer.rules) must give every
+case the same verdict, with the same reason."""
 
 import pytest
 

@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 from kafka_patterns.jobs import base
 from kafka_patterns.runtime import spark
 
+# °C; the Kafka Streams peer reads them from here (bench.streams_peer.rules).
 HEAT_C = 30.0
 FROST_C = 0.0
 HEAT_TOPIC, FROST_TOPIC = "weather.alerts.heat", "weather.alerts.frost"

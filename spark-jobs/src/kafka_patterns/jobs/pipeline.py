@@ -46,9 +46,12 @@ from kafka_patterns.runtime import lookups, spark
 from kafka_patterns.runtime.readings import FIELDS, spark_schema
 
 STAGES = ("clean", "enrich", "aggregate", "sink")
-WINDOW = "10 seconds"
+# The aggregate's event-time window and watermark, in ms (the Kafka Streams peer reads
+# them as they are, bench.streams_peer.rules), and as Spark's interval strings.
 WINDOW_MS = 10_000
-WATERMARK = "1 minute"
+WATERMARK_MS = 60_000
+WINDOW = f"{WINDOW_MS // 1000} seconds"
+WATERMARK = f"{WATERMARK_MS // 1000} seconds"
 PROFILE_FIELDS = ("name", "region", "elevation_m")
 AGG_FIELDS = ("run", "station", "region", "window_start", "window_end", "n", "temperature_sum",
               "temperature_min", "temperature_max")

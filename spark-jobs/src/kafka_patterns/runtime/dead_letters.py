@@ -5,7 +5,9 @@ it was: a schema tag (kafka_patterns.clients.registry) still names the version i
 in, and the record is held to it again. A job routes a bad record
 to its catalogue dead-letter topic (jobs.<job>.deadletter) and carries on; `reason` is
 the reading contract's (kafka_patterns.runtime.readings). The Spark jobs build the same rows
-with spark.dead_letter_rows; the client jobs send them with DeadLetters."""
+with spark.dead_letter_rows; the client jobs send them with DeadLetters; the Kafka Streams
+peers of make bench (bench/streams) read the header names, the budget and the prefix from
+here (bench.streams_peer.rules)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,8 @@ from typing import Any
 # The reading contract: one definition of a valid reading, implemented twice (parse()
 # below for the client jobs, kafka_patterns.runtime.spark.parse_readings for the Spark jobs) and
 # held equal by one table of cases that both must judge alike (tests/unit/test_reading_contract.py).
+# The Kafka Streams peers of make bench check it a third time, in Java, with the values
+# below read from here (bench.streams_peer.rules), not copied.
 # A value is checked in this order, and the first failing check is its reason:
 #   size (MAX_VALUE_BYTES), UTF-8, JSON, an object, every field present and not null,
 #   then field by field in FIELDS order: its JSON type (KINDS), then for strings

@@ -16,42 +16,44 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
  * Dead letters as kafka_patterns.runtime.dead_letters makes them: the record's key,
  * value and headers (without a letter's own), then the letter's headers (its reason and
  * where it came from); cut to a prefix with the truncation headers when it would not fit
- * a produce request.
+ * a produce request. The header names, the budget and the prefix are dead_letters.py's,
+ * read from the rules file (Rules.Letters).
  */
 public final class DeadLetters {
-    static final List<String> HEADERS = List.of("reason", "source.topic", "source.partition", "source.offset", "job");
-    static final List<String> TRUNCATION = List.of("truncated", "original.size", "original.sha256");
-    static final String STORED = "stored";
-    static final int LETTER_BUDGET = 1_000_000 - 16_384;
-    static final int PREFIX_BYTES = 4096;
+    private final Rules.Letters rules;
 
-    private DeadLetters() {}
+    public DeadLetters(Rules.Letters rules) {
+        this.rules = rules;
+    }
 
-    public static Record<byte[], byte[]> letter(Record<byte[], byte[]> record, RecordMetadata source, String reason,
-                                                String job) {
+    public Record<byte[], byte[]> letter(Record<byte[], byte[]> record, RecordMetadata source, String reason,
+                                         String job) {
+        List<String> headers = rules.headers();
+        List<String> truncation = rules.truncation();
         Headers carried = new RecordHeaders();
         for (Header h : record.headers()) {
-            if (!HEADERS.contains(h.key()) && !TRUNCATION.contains(h.key()) && !STORED.equals(h.key())) {
+            if (!headers.contains(h.key()) && !truncation.contains(h.key()) && !rules.stored().equals(h.key())) {
                 carried.add(h.key(), h.value());
             }
         }
+        // In the order of the names: the reason, the source's topic, partition and offset, the job.
         String[] values = {reason, source.topic(), String.valueOf(source.partition()), String.valueOf(source.offset()),
                            job};
         Headers own = new RecordHeaders();
         for (int i = 0; i < values.length; i++) {
-            own.add(HEADERS.get(i), values[i].getBytes(StandardCharsets.UTF_8));
+            own.add(headers.get(i), values[i].getBytes(StandardCharsets.UTF_8));
         }
         byte[] key = record.key();
         byte[] value = record.value();
-        if (length(key) + length(value) + size(carried) + size(own) <= LETTER_BUDGET) {
+        if (length(key) + length(value) + size(carried) + size(own) <= rules.letterBudget()) {
             return record.withHeaders(concat(carried, own));
         }
-        Headers kept = size(carried) <= PREFIX_BYTES ? carried : new RecordHeaders();
-        Headers truncation = new RecordHeaders();
-        truncation.add(TRUNCATION.get(0), "true".getBytes(StandardCharsets.UTF_8));
-        truncation.add(TRUNCATION.get(1), String.valueOf(length(value)).getBytes(StandardCharsets.UTF_8));
-        truncation.add(TRUNCATION.get(2), sha256(value == null ? new byte[0] : value).getBytes(StandardCharsets.UTF_8));
-        return record.withKey(prefix(key)).withValue(prefix(value)).withHeaders(concat(kept, own, truncation));
+        Headers kept = size(carried) <= rules.prefixBytes() ? carried : new RecordHeaders();
+        Headers cut = new RecordHeaders();
+        cut.add(truncation.get(0), "true".getBytes(StandardCharsets.UTF_8));
+        cut.add(truncation.get(1), String.valueOf(length(value)).getBytes(StandardCharsets.UTF_8));
+        cut.add(truncation.get(2), sha256(value == null ? new byte[0] : value).getBytes(StandardCharsets.UTF_8));
+        return record.withKey(prefix(key)).withValue(prefix(value)).withHeaders(concat(kept, own, cut));
     }
 
     private static int length(byte[] bytes) {
@@ -76,8 +78,8 @@ public final class DeadLetters {
         return all;
     }
 
-    private static byte[] prefix(byte[] bytes) {
-        return bytes == null ? null : Arrays.copyOf(bytes, Math.min(bytes.length, PREFIX_BYTES));
+    private byte[] prefix(byte[] bytes) {
+        return bytes == null ? null : Arrays.copyOf(bytes, Math.min(bytes.length, rules.prefixBytes()));
     }
 
     private static String sha256(byte[] bytes) {

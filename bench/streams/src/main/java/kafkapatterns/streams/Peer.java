@@ -26,21 +26,33 @@ import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThr
  * A Kafka Streams peer of a Spark stage, as its own catalogue user over SASL_SSL:
  *
  *   java -cp 'streams-peer.jar:libs/*' kafkapatterns.streams.Peer --stage clean
- *       --config client.properties --application-id streams-clean-r1 --job streams-clean
- *       --input weather.readings --output weather.readings.cleaned --deadletter weather.deadletter
+ *       --rules rules.json --config client.properties --application-id streams-clean-r1
+ *       --job streams-clean --input weather.readings --output weather.readings.cleaned
+ *       --deadletter weather.deadletter
  *       [--output ... for content-filter: heat then frost] [--lookup user.profiles] [--from-end]
  *       [--set key=value ...]
  *
- * --config is a client properties file (make client-config USER=streams-clean writes
- * one); --set adds or overrides a Streams setting. --from-end commits the input's end
- * offsets for the application before it starts, as the Spark stages of make bench start
- * from the end of their input. "state RUNNING" on stdout says it runs; SIGTERM stops it.
+ * --rules is the file of the rules the peers share with the Python jobs (Rules;
+ * bench/streams_peer.py's rules_file() writes it). --config is a client properties file
+ * (make client-config USER=streams-clean writes one); --set adds or overrides a Streams
+ * setting. --from-end commits the input's end offsets for the application before it
+ * starts, as the Spark stages of make bench start from the end of their input. "state
+ * RUNNING" on stdout says it runs; SIGTERM stops it.
  */
 public final class Peer {
     private Peer() {}
 
     public static void main(String[] args) throws Exception {
         Map<String, List<String>> opts = parse(args);
+        Rules rules;
+        try {
+            rules = Rules.load(one(opts, "rules"));
+        } catch (Rules.Invalid e) {
+            System.err.println(e.getMessage());
+            System.exit(2);
+            return;
+        }
+        Stages stages = new Stages(rules);
         String stage = one(opts, "stage");
         String job = one(opts, "job");
         String input = one(opts, "input");
@@ -48,11 +60,11 @@ public final class Peer {
         // The aggregate writes no dead letters (its input is enrich's valid readings).
         String deadletter = opts.containsKey("deadletter") ? one(opts, "deadletter") : null;
         Topology topology = switch (stage) {
-            case "clean" -> Stages.clean(job, input, only(outputs, 1, stage).get(0), deadletter);
-            case "content-filter" -> Stages.contentFilter(job, input, only(outputs, 2, stage).get(0), outputs.get(1),
+            case "clean" -> stages.clean(job, input, only(outputs, 1, stage).get(0), deadletter);
+            case "content-filter" -> stages.contentFilter(job, input, only(outputs, 2, stage).get(0), outputs.get(1),
                                                           deadletter);
-            case "enrich" -> Stages.enrich(job, input, one(opts, "lookup"), only(outputs, 1, stage).get(0), deadletter);
-            case "aggregate" -> WindowAggregate.topology(input, only(outputs, 1, stage).get(0));
+            case "enrich" -> stages.enrich(job, input, one(opts, "lookup"), only(outputs, 1, stage).get(0), deadletter);
+            case "aggregate" -> WindowAggregate.topology(rules.aggregate(), input, only(outputs, 1, stage).get(0));
             default -> throw new IllegalArgumentException(
                     "--stage " + stage + ": one of clean, enrich, content-filter, aggregate");
         };

@@ -20,40 +20,20 @@ import java.util.Map;
 /**
  * The reading contract of kafka_patterns.runtime.readings, a third time: the client
  * jobs' parser and the Spark jobs' implement it in Python and Spark SQL, this one for the
- * Kafka Streams peers. One table of cases holds all three equal
- * (tests/unit/test_reading_contract.py). A value is checked in this order, the first
- * failing check its reason: size, UTF-8, JSON (one text, nothing after it, no duplicate
- * key, no lone surrogate, at most MAX_DEPTH nested, no number of more than
- * MAX_NUMBER_DIGITS digits), an object, every field present and not null, then field by
- * field: its JSON type, then for strings 1..MAX_STRING code points and no control
- * character, for numbers the range.
+ * Kafka Streams peers. Its limits, fields, kinds and ranges are not written here: they
+ * are readings.py's own, read from the rules file (Rules.Contract). One table of cases
+ * holds the three implementations' checks equal (tests/unit/test_reading_contract.py). A
+ * value is checked in this order, the first failing check its reason: size, UTF-8, JSON
+ * (one text, nothing after it, no duplicate key, no lone surrogate, at most MAX_DEPTH
+ * nested, no number of more than MAX_NUMBER_DIGITS digits), an object, every field
+ * present and not null, then field by field: its JSON type, then for strings
+ * 1..MAX_STRING code points and no control character, for numbers the range.
  */
 public final class ReadingContract {
-    public static final int MAX_VALUE_BYTES = 4096;
-    public static final int MAX_STRING = 64;
-    public static final int MAX_DEPTH = 64;
-    /** Digits of a number literal: Jackson's own limit, which Spark's parser keeps. */
-    public static final int MAX_NUMBER_DIGITS = 1000;
-    public static final List<String> FIELDS =
-            List.of("run", "sensor", "station", "seq", "temperature", "humidity", "ts");
-    private static final Map<String, String> KINDS = Map.of(
-            "run", "string", "sensor", "string", "station", "string", "seq", "integer",
-            "temperature", "number", "humidity", "number", "ts", "integer");
-    private static final Map<String, double[]> NUMBER_RANGES = Map.of(
-            "temperature", new double[] {-60.0, 60.0}, "humidity", new double[] {0.0, 100.0});
-    private static final Map<String, long[]> INTEGER_RANGES = Map.of(
-            "seq", new long[] {0L, Long.MAX_VALUE}, "ts", new long[] {946_684_800_000L, 4_102_444_800_000L});
-
+    private final Rules.Contract rules;
     // Strict where Python's json module is: no NaN, no trailing tokens, duplicate keys
     // refused; numbers of at most MAX_NUMBER_DIGITS digits, as Spark's parser reads them.
-    private static final ObjectMapper MAPPER = JsonMapper.builder(JsonFactory.builder()
-                    .streamReadConstraints(StreamReadConstraints.builder()
-                            .maxNestingDepth(MAX_DEPTH).maxNumberLength(MAX_NUMBER_DIGITS).build())
-                    .disable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
-                    .build())
-            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .build();
+    private final ObjectMapper mapper;
 
     /** A valid reading's object, or why the value breaks the contract. */
     public record Verdict(ObjectNode reading, String reason) {
@@ -62,14 +42,34 @@ public final class ReadingContract {
         }
     }
 
-    private ReadingContract() {}
+    public ReadingContract(Rules.Contract rules) {
+        this.rules = rules;
+        this.mapper = JsonMapper.builder(JsonFactory.builder()
+                        .streamReadConstraints(StreamReadConstraints.builder()
+                                .maxNestingDepth(rules.maxDepth()).maxNumberLength(rules.maxNumberDigits()).build())
+                        .disable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
+                        .build())
+                .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                .build();
+    }
 
-    public static Verdict judge(byte[] value) {
+    /** A reading's fields, in the contract's order. */
+    public List<String> fields() {
+        return rules.fields();
+    }
+
+    /** A field's JSON kind: string, integer or number. */
+    public String kind(String field) {
+        return rules.kinds().get(field);
+    }
+
+    public Verdict judge(byte[] value) {
         if (value == null) {
             return refused("empty value");
         }
-        if (value.length > MAX_VALUE_BYTES) {
-            return refused("larger than " + MAX_VALUE_BYTES + " bytes");
+        if (value.length > rules.maxValueBytes()) {
+            return refused("larger than " + rules.maxValueBytes() + " bytes");
         }
         String text;
         try {
@@ -80,7 +80,7 @@ public final class ReadingContract {
         }
         JsonNode data;
         try {
-            data = MAPPER.readTree(text);
+            data = mapper.readTree(text);
         } catch (IOException e) {
             return refused("not JSON");
         }
@@ -90,11 +90,11 @@ public final class ReadingContract {
         if (!data.isObject()) {
             return refused("not a JSON object");
         }
-        List<String> missing = FIELDS.stream().filter(f -> data.get(f) == null || data.get(f).isNull()).toList();
+        List<String> missing = rules.fields().stream().filter(f -> data.get(f) == null || data.get(f).isNull()).toList();
         if (!missing.isEmpty()) {
             return refused("missing " + String.join(",", missing));
         }
-        for (String name : FIELDS) {
+        for (String name : rules.fields()) {
             String error = fieldError(name, data.get(name));
             if (error != null) {
                 return refused(error);
@@ -125,34 +125,35 @@ public final class ReadingContract {
         return "object or array";
     }
 
-    static String fieldError(String name, JsonNode value) {
+    String fieldError(String name, JsonNode value) {
         String kind = kindOf(value);
-        String want = KINDS.get(name);
+        String want = kind(name);
         if (!(kind.equals(want) || (want.equals("number") && kind.equals("integer")))) {
             return name + " is not a" + (want.equals("integer") ? "n" : "") + " " + want;
         }
         if (want.equals("string")) {
             String text = value.textValue();
             int length = text.codePointCount(0, text.length());
-            if (length < 1 || length > MAX_STRING) {
-                return name + " is empty or longer than " + MAX_STRING + " characters";
+            if (length < 1 || length > rules.maxString()) {
+                return name + " is empty or longer than " + rules.maxString() + " characters";
             }
             if (text.chars().anyMatch(c -> c < 0x20 || c == 0x7F)) {
                 return name + " has a control character";
             }
             return null;
         }
-        if (INTEGER_RANGES.containsKey(name)) {
-            long[] range = INTEGER_RANGES.get(name);
-            long n = value.longValue();
-            return n < range[0] || n > range[1] ? name + " out of range" : null;
+        if (want.equals("integer")) {
+            Rules.LongRange range = rules.integerRanges().get(name);
+            return range == null || range.holds(value.longValue()) ? null : name + " out of range";
         }
-        double[] range = NUMBER_RANGES.get(name);
+        Rules.DoubleRange range = rules.numberRanges().get(name);
+        if (range == null) {
+            return null;
+        }
         if (value.isBigInteger()) {  // beyond 64 bits: beyond every range
             return name + " out of range";
         }
-        double n = value.doubleValue();
-        return n < range[0] || n > range[1] ? name + " out of range" : null;
+        return range.holds(value.doubleValue()) ? null : name + " out of range";
     }
 
     /** A string (key or value) with an unpaired UTF-16 surrogate: what an unpaired

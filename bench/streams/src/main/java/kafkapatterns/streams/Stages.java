@@ -21,20 +21,27 @@ import org.apache.kafka.streams.state.Stores;
  * The stateless stages of kafka_patterns.jobs.pipeline and content_filter as Kafka
  * Streams topologies, record at a time: the same input and output topics, the same
  * records out (key, value, the stage's header) and the same dead letters, judged by the
- * same reading contract (ReadingContract). Schema tags are not checked: the topics the
- * peers are measured on carry no schema.
+ * same reading contract (ReadingContract). The content filter's thresholds and enrich's
+ * profile fields are content_filter.py's and pipeline.py's, read from the rules file
+ * (Rules.ContentFilter, Rules.Enrich). Schema tags are not checked: the topics the peers
+ * are measured on carry no schema.
  */
 public final class Stages {
     static final String SOURCE = "source";
     static final String LETTERS = "dead-letters";
     static final String PROFILES_STORE = "profiles";
-    // The content filter's predicates (content_filter.PREDICATES).
-    static final double HEAT_C = 30.0;
-    static final double FROST_C = 0.0;
-    static final List<String> PROFILE_FIELDS = List.of("name", "region", "elevation_m");
     private static final ObjectMapper JSON = new ObjectMapper();
+    private final ReadingContract contract;
+    private final DeadLetters letters;
+    private final Rules.ContentFilter filter;
+    private final Rules.Enrich enrich;
 
-    private Stages() {}
+    public Stages(Rules rules) {
+        this.contract = new ReadingContract(rules.contract());
+        this.letters = new DeadLetters(rules.deadLetters());
+        this.filter = rules.contentFilter();
+        this.enrich = rules.enrich();
+    }
 
     /** What a stage does with a valid reading; a bad record is a dead letter. */
     @FunctionalInterface
@@ -43,11 +50,15 @@ public final class Stages {
     }
 
     static final class Judged implements Processor<byte[], byte[], byte[], byte[]> {
+        private final ReadingContract contract;
+        private final DeadLetters letters;
         private final String job;
         private final Route route;
         private ProcessorContext<byte[], byte[]> context;
 
-        Judged(String job, Route route) {
+        Judged(ReadingContract contract, DeadLetters letters, String job, Route route) {
+            this.contract = contract;
+            this.letters = letters;
             this.job = job;
             this.route = route;
         }
@@ -59,11 +70,11 @@ public final class Stages {
 
         @Override
         public void process(Record<byte[], byte[]> record) {
-            ReadingContract.Verdict verdict = ReadingContract.judge(record.value());
+            ReadingContract.Verdict verdict = contract.judge(record.value());
             if (verdict.valid()) {
                 route.valid(context, record, verdict.reading());
             } else {
-                context.forward(DeadLetters.letter(record, context.recordMetadata().orElseThrow(), verdict.reason(), job),
+                context.forward(letters.letter(record, context.recordMetadata().orElseThrow(), verdict.reason(), job),
                                 LETTERS);
             }
         }
@@ -75,10 +86,10 @@ public final class Stages {
         return headers;
     }
 
-    private static Topology judged(String job, String input, String deadletter, Route route, List<String[]> sinks) {
+    private Topology judged(String job, String input, String deadletter, Route route, List<String[]> sinks) {
         Topology topology = new Topology();
         topology.addSource(SOURCE, new ByteArrayDeserializer(), new ByteArrayDeserializer(), input);
-        topology.addProcessor(job, () -> new Judged(job, route), SOURCE);
+        topology.addProcessor(job, () -> new Judged(contract, letters, job, route), SOURCE);
         topology.addSink(LETTERS, deadletter, new ByteArraySerializer(), new ByteArraySerializer(), job);
         for (String[] sink : sinks) {  // {name, topic}
             topology.addSink(sink[0], sink[1], new ByteArraySerializer(), new ByteArraySerializer(), job);
@@ -87,20 +98,20 @@ public final class Stages {
     }
 
     /** pipeline.clean: a valid reading unchanged to the cleaned topic. */
-    public static Topology clean(String job, String input, String cleaned, String deadletter) {
+    public Topology clean(String job, String input, String cleaned, String deadletter) {
         Route route = (context, record, reading) ->
                 context.forward(record.withHeaders(header("stage", "clean")), "cleaned");
         return judged(job, input, deadletter, route, List.<String[]>of(new String[] {"cleaned", cleaned}));
     }
 
     /** content_filter.route: a valid reading to the topic of every predicate it meets. */
-    public static Topology contentFilter(String job, String input, String heat, String frost, String deadletter) {
+    public Topology contentFilter(String job, String input, String heat, String frost, String deadletter) {
         Route route = (context, record, reading) -> {
             double t = reading.get("temperature").asDouble();
-            if (t >= HEAT_C) {
+            if (t >= filter.heatC()) {
                 context.forward(record.withHeaders(header("predicate", heat)), "heat");
             }
-            if (t <= FROST_C) {
+            if (t <= filter.frostC()) {
                 context.forward(record.withHeaders(header("predicate", frost)), "frost");
             }
         };
@@ -111,7 +122,7 @@ public final class Stages {
     /** pipeline.enrich: a valid reading joined with its station's profile (the compacted
      * profile topic, keyed by station, as a global store: the last value per key, a
      * tombstone deletes), keyed by sensor; a station without one gets no profile fields. */
-    public static Topology enrich(String job, String input, String profiles, String enriched, String deadletter) {
+    public Topology enrich(String job, String input, String profiles, String enriched, String deadletter) {
         Route route = new Route() {
             private KeyValueStore<byte[], byte[]> store;
 
@@ -171,25 +182,26 @@ public final class Stages {
         }
     }
 
-    /** The reading's fields typed as Spark's to_json writes them, then the profile's
-     * (null fields left out, as to_json does). */
-    static byte[] enrichedValue(ObjectNode reading, JsonNode profile) {
+    /** The reading's fields typed as Spark's to_json writes them (an integer a long, a
+     * number a double), then the profile's, a number a double, of another JSON type left
+     * out as from_json makes it null (null fields left out, as to_json does). */
+    byte[] enrichedValue(ObjectNode reading, JsonNode profile) {
         ObjectNode out = JSON.createObjectNode();
-        for (String name : ReadingContract.FIELDS) {
+        for (String name : contract.fields()) {
             JsonNode v = reading.get(name);
-            switch (name) {
-                case "seq", "ts" -> out.put(name, v.longValue());
-                case "temperature", "humidity" -> out.put(name, v.doubleValue());
+            switch (contract.kind(name)) {
+                case "integer" -> out.put(name, v.longValue());
+                case "number" -> out.put(name, v.doubleValue());
                 default -> out.put(name, v.textValue());
             }
         }
         if (profile != null) {
-            for (String name : PROFILE_FIELDS) {
+            for (String name : enrich.profileFields()) {
                 JsonNode v = profile.get(name);
                 if (v == null || v.isNull()) {
                     continue;
                 }
-                if (name.equals("elevation_m")) {
+                if (enrich.profileKinds().get(name).equals("number")) {
                     if (v.isNumber()) {
                         out.put(name, v.doubleValue());
                     }

@@ -27,25 +27,27 @@ import org.apache.kafka.streams.state.Stores;
 
 /**
  * pipeline.aggregate as Kafka Streams: enriched readings -> per (run, station, region)
- * and 10-second event-time window, the count, sum, min and max of the distinct readings
- * (a reading delivered twice upstream counts once), each window's current value written
- * on every change (Spark's update mode writes one per micro-batch), keyed by
- * run|station|window start. Event time is the reading's ts; a reading older than the
- * largest ts seen minus WATERMARK_MS is dropped, as Spark's watermark drops it. The
- * readings are repartitioned by station (an internal topic of the application), the
- * seen readings and the windows kept in stores with changelogs, both emptied of what
- * the watermark has passed.
+ * and event-time window (of pipeline.WINDOW_MS), the count, sum, min and max of the
+ * distinct readings (a reading delivered twice upstream counts once), each window's
+ * current value written on every change (Spark's update mode writes one per
+ * micro-batch), keyed by run|station|window start. Event time is the reading's ts; a
+ * reading older than the largest ts seen minus pipeline.WATERMARK_MS is dropped, as
+ * Spark's watermark drops it. Both are pipeline.py's, read from the rules file
+ * (Rules.Aggregate). The readings are repartitioned by station (an internal topic of the
+ * application), the seen readings and the windows kept in stores with changelogs, both
+ * emptied of what the watermark has passed.
  */
 public final class WindowAggregate {
-    static final long WINDOW_MS = 10_000;
-    static final long WATERMARK_MS = 60_000;
+    /** How often the stores are emptied of what the watermark has passed (wall clock):
+     * the peer's own housekeeping, not a rule of the pipeline. */
+    static final Duration EVICT_EVERY = Duration.ofSeconds(10);
     static final String SEEN = "seen";
     static final String WINDOWS = "windows";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private WindowAggregate() {}
 
-    public static Topology topology(String input, String output) {
+    public static Topology topology(Rules.Aggregate rules, String input, String output) {
         StreamsBuilder builder = new StreamsBuilder();
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(SEEN), Serdes.Bytes(),
                                                           Serdes.Long()));
@@ -55,7 +57,7 @@ public final class WindowAggregate {
                 .process(ByStation::new)
                 .repartition(Repartitioned.<byte[], byte[]>as("by-station")
                                      .withKeySerde(Serdes.ByteArray()).withValueSerde(Serdes.ByteArray()))
-                .process(Windows::new, SEEN, WINDOWS)
+                .process(() -> new Windows(rules.windowMs(), rules.watermarkMs()), SEEN, WINDOWS)
                 .to(output, Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
         return builder.build();
     }
@@ -108,21 +110,28 @@ public final class WindowAggregate {
     }
 
     static final class Windows implements Processor<byte[], byte[], byte[], byte[]> {
+        private final long windowMs;
+        private final long watermarkMs;
         private ProcessorContext<byte[], byte[]> context;
         private KeyValueStore<Bytes, Long> seen;
         private KeyValueStore<Bytes, byte[]> windows;
         private long maxEventTime = Long.MIN_VALUE;
+
+        Windows(long windowMs, long watermarkMs) {
+            this.windowMs = windowMs;
+            this.watermarkMs = watermarkMs;
+        }
 
         @Override
         public void init(ProcessorContext<byte[], byte[]> context) {
             this.context = context;
             seen = context.getStateStore(SEEN);
             windows = context.getStateStore(WINDOWS);
-            context.schedule(Duration.ofSeconds(10), PunctuationType.WALL_CLOCK_TIME, now -> evict());
+            context.schedule(EVICT_EVERY, PunctuationType.WALL_CLOCK_TIME, now -> evict());
         }
 
         private long watermark() {
-            return maxEventTime == Long.MIN_VALUE ? Long.MIN_VALUE : maxEventTime - WATERMARK_MS;
+            return maxEventTime == Long.MIN_VALUE ? Long.MIN_VALUE : maxEventTime - watermarkMs;
         }
 
         @Override
@@ -145,7 +154,7 @@ public final class WindowAggregate {
             }
             seen.put(identity, ts);
             String region = textOrNull(r, "region");
-            long start = Math.floorDiv(ts, WINDOW_MS) * WINDOW_MS;
+            long start = Math.floorDiv(ts, windowMs) * windowMs;
             Bytes windowKey = Bytes.wrap((run + "|" + station + "|" + region + "|" + start)
                                                  .getBytes(StandardCharsets.UTF_8));
             JsonNode temperature = r.path("temperature");
@@ -159,7 +168,7 @@ public final class WindowAggregate {
                 out.put("region", region);
             }
             out.put("window_start", start);
-            out.put("window_end", start + WINDOW_MS);
+            out.put("window_end", start + windowMs);
             out.put("n", totals.n);
             if (totals.counted > 0) {  // Spark's sum, min and max of no value are null: left out
                 out.put("temperature_sum", totals.sum);
@@ -195,7 +204,7 @@ public final class WindowAggregate {
                     KeyValue<Bytes, byte[]> kv = all.next();
                     String key = new String(kv.key.get(), StandardCharsets.UTF_8);
                     long start = Long.parseLong(key.substring(key.lastIndexOf('|') + 1));
-                    if (start + WINDOW_MS <= watermark) {
+                    if (start + windowMs <= watermark) {
                         old.add(kv.key);
                     }
                 }
