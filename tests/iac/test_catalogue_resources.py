@@ -13,11 +13,14 @@ from manifests import (
     catalogue_acls,
     connect_name,
     kinds,
+    objects_of,
     one,
     resources_of,
     user_acls,
     values_of,
 )
+
+from kafka_patterns.config import acls
 
 CONNECT_ANNOTATION = "strimzi.io/use-connector-resources"
 
@@ -59,7 +62,7 @@ def test_no_user_gets_more_than_least_privilege(rendered, cat, variant):
     declared = {u["name"]: u for u in cat["users"]}
     for name, user in by_name(rendered[variant], "KafkaUser").items():
         if name in outside:
-            assert user_acls(user) == user_acls({"spec": {"authorization": declared[name]}}), name
+            assert user_acls(user) == acls.user_acls(declared[name], cat["jobs"]), name
             assert all(op != "All" and rtype != "cluster" for rtype, _, _, op in user_acls(user)), name
             continue
         if name in others:
@@ -135,6 +138,18 @@ def test_a_connect_worker_is_given_time_to_scan_its_plugins_before_liveness_coun
     live = spec["livenessProbe"]
     assert live["initialDelaySeconds"] + live["periodSeconds"] * live["failureThreshold"] >= 180, live
     assert spec["readinessProbe"]["initialDelaySeconds"] < live["initialDelaySeconds"]
+
+
+def test_a_user_that_replays_dead_letters_gets_the_same_acls_from_the_chart_as_from_python(helm, cat):
+    # The chart's kp.replayAcls and acls.replay_acls are two implementations of one rule.
+    replayers = [u for u in cat["users"] if u.get("replaysDeadLetters")]
+    assert replayers, "no catalogue user replays dead letters"
+    names = ",".join(u["name"] for u in replayers)
+    users = by_name(objects_of(helm, "kafka.externalListener.enabled=true",
+                               f"kafka.externalListener.users={{{names}}}"), "KafkaUser")
+    for u in replayers:
+        assert user_acls(users[u["name"]]) == acls.user_acls(u, cat["jobs"]), u["name"]
+        assert acls.replay_acls(cat["jobs"]) <= user_acls(users[u["name"]]), u["name"]
 
 
 @pytest.mark.parametrize("variant", CONNECT_VARIANTS)

@@ -32,14 +32,27 @@ def test_a_record_lettered_by_several_jobs_is_replayed_once():
 
 
 def test_the_dlq_user_may_write_every_input_of_a_dead_lettering_job_and_nothing_more():
-    from kafka_patterns.config import catalogue
+    from kafka_patterns.config import acls, catalogue
 
     cat = catalogue.load()
     inputs = {t for j in cat["jobs"] if j.get("deadletter") for t in j["inputs"]}
     user = next(u for u in cat["users"] if u["name"] == dlq.USER)
-    writable = {a["resource"]["name"] for a in user["acls"] if "Write" in a["operations"]}
-    assert all(a["resource"].get("patternType") == "literal" for a in user["acls"])
-    assert writable == inputs
+    granted = acls.user_acls(user, cat["jobs"])
+    assert {name for _, name, _, op in granted if op == "Write"} == inputs
+    assert all(pattern == "literal" for _, _, pattern, _ in granted)
+    # Derived, not listed: a new dead-lettering job needs no edit of the user.
+    assert not {name for _, name, _, op in acls.listed_acls(user["acls"]) if op == "Write"}
+
+
+def test_only_a_user_that_replays_dead_letters_gets_the_replay_acls():
+    from kafka_patterns.config import acls
+
+    jobs = [{"name": "a", "inputs": ["in.a", "in.b"], "deadletter": "dl"}, {"name": "b", "inputs": ["in.c"]}]
+    listed = [{"resource": {"type": "topic", "name": "dl", "patternType": "literal"}, "operations": ["Read"]}]
+    reader = {"name": "reader", "acls": listed}
+    assert acls.user_acls(reader, jobs) == {("topic", "dl", "literal", "Read")}
+    assert acls.user_acls(reader | {"replaysDeadLetters": True}, jobs) == {("topic", "dl", "literal", "Read")} | {
+        ("topic", t, "literal", op) for t in ("in.a", "in.b") for op in ("Write", "Describe")}
 
 
 def test_a_replayed_record_goes_back_with_its_own_headers_and_names_its_letter():

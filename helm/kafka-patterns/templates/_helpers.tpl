@@ -259,6 +259,18 @@ strimzi.io/cluster: {{ include "kp.cluster" . }}
 {{- toJson $out -}}
 {{- end -}}
 
+{{/* A user that replays dead letters (make replay-dlq writes a letter back to the topic
+     it came from): Write + Describe on every input of a job with a deadletter topic, as
+     KafkaUser ACLs. The rule of kafka_patterns.config.acls.replay_acls. Arg: the root. */}}
+{{- define "kp.replayAcls" -}}
+{{- $inputs := list -}}
+{{- range .Values.jobs -}}{{- if .deadletter -}}{{- $inputs = concat $inputs .inputs -}}{{- end -}}{{- end -}}
+{{- range $inputs | uniq | sortAlpha }}
+- resource: {type: topic, name: {{ . | quote }}, patternType: literal}
+  operations: [Write, Describe]
+{{- end -}}
+{{- end -}}
+
 {{/* topologySpreadConstraints for pods with the given labels.
      Args: dict "spread" <values.topologySpread> "labels" <matchLabels dict>. */}}
 {{- define "kp.topologySpread" -}}

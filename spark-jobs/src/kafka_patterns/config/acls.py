@@ -54,6 +54,14 @@ def listed_acls(acls: list[dict[str, Any]]) -> set[Acl]:
             for a in acls for op in a["operations"]}
 
 
-def user_acls(user: dict[str, Any]) -> set[Acl]:
-    """A catalogue user's ACLs."""
-    return listed_acls(user["acls"])
+def replay_acls(jobs: list[dict[str, Any]]) -> set[Acl]:
+    """What replaying dead letters needs (make replay-dlq writes a letter back to the topic
+    it came from): Write + Describe on every input of a job with a deadletter topic."""
+    inputs = {t for job in jobs if job.get("deadletter") for t in job.get("inputs") or []}
+    return {("topic", t, "literal", op) for t in inputs for op in ("Write", "Describe")}
+
+
+def user_acls(user: dict[str, Any], jobs: list[dict[str, Any]]) -> set[Acl]:
+    """A catalogue user's ACLs: those it lists, and the replay ACLs of the jobs when it
+    replays dead letters (`replaysDeadLetters`)."""
+    return listed_acls(user["acls"]) | (replay_acls(jobs) if user.get("replaysDeadLetters") else set())

@@ -35,7 +35,11 @@ options:
   bootstrap_servers: {type: str, required: true, description: Kafka bootstrap servers of the admin connection}
   client_config: {type: dict, default: {}, description: more librdkafka settings of the admin connection}
   jobs: {type: list, elements: dict, required: true, description: the catalogue's jobs}
-  users: {type: list, elements: dict, default: [], description: "the catalogue's other users (name, acls)"}
+  users:
+    type: list
+    elements: dict
+    default: []
+    description: "the catalogue's other users (name, acls, replaysDeadLetters)"
   password_dir: {type: path, required: true, description: "where <user>.password of each job user lives"}
   admin_user: {type: str, default: admin, description: the super user}
   admin_password_file: {type: path, required: true, description: the admin's password file}
@@ -66,7 +70,8 @@ PATTERN_TYPES = {"literal": "LITERAL", "prefix": "PREFIXED"}
 def desired_users(jobs, users=()):
     """user name -> set of ACL tuples: one user per job, then the catalogue's other users."""
     out = {}
-    for name, acls in [(k8s_name(j["name"]), job_acls(j)) for j in jobs] + [(u["name"], user_acls(u)) for u in users]:
+    named = [(k8s_name(j["name"]), job_acls(j)) for j in jobs] + [(u["name"], user_acls(u, jobs)) for u in users]
+    for name, acls in named:
         if name in out:
             raise ValueError(f"two catalogue jobs or users map to the same Kafka user {name!r}")
         out[name] = acls
