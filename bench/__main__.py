@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from bench import ceiling, pipeline, plots, report, runner, security_cost, stages, topics
+from bench import ceiling, pipeline, plots, report, runner, security_cost, stages, sustained, topics
 from bench.grid import MODES, grid
 from bench.plaintext_cluster import PlaintextCluster
 from kafka_patterns.config.catalogue import ROOT
@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="only part 3: the Spark jobs end to end and the stages' latency per mode")
     p.add_argument("--only-stages", action="store_true",
                    help="only the stateless stages: Spark micro-batch, real-time mode and Kafka Streams side by side")
+    p.add_argument("--only-sustained", action="store_true",
+                   help="only the highest input rate each mode sustains (Spark micro-batch, real-time, Kafka Streams)")
     p.add_argument("--out", type=Path, default=RESULTS)
     a = p.parse_args(argv)
     g = grid(a.quick)
@@ -93,12 +95,15 @@ def main(argv: list[str] | None = None) -> int:
     if stale:
         runner.progress(f"deleting {len(stale)} bench topics left by an interrupted run")
         topics.delete(stale)
-    cells = [] if a.only_security or a.only_pipeline or a.only_stages else g.cells()
-    with_pipeline = not (a.no_pipeline or a.only_security or a.only_stages)
+    only = a.only_security or a.only_pipeline or a.only_stages or a.only_sustained
+    cells = [] if only else g.cells()
+    with_pipeline = not (a.no_pipeline or only) or a.only_pipeline
     with_stages = with_pipeline or a.only_stages
-    with_security = not (a.no_security or a.only_pipeline or a.only_stages)
+    with_sustained = with_stages or a.only_sustained
+    with_security = not (a.no_security or only) or a.only_security
     parts = [f"{len(cells)} cells"] * bool(cells) + ["the pipeline jobs"] * with_pipeline \
-        + ["the stages (Spark and Kafka Streams)"] * with_stages + ["the security cost"] * with_security
+        + ["the stages (Spark and Kafka Streams)"] * with_stages \
+        + ["the highest sustained rates"] * with_sustained + ["the security cost"] * with_security
     runner.progress(f"{'QUICK' if a.quick else 'full'} benchmark {stamp}: {', then '.join(parts)}")
     disk = None
     if cells:
@@ -124,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     if with_stages:
         results["stages"] = measured_part("the stages", lambda: stages.run_all(g.pipeline_rate, g.pipeline_seconds),
                                           failed) or []
+    if with_sustained:
+        results["sustained"] = measured_part("the sustained rates", lambda: sustained.run_all(a.quick), failed) or []
     if with_security:
         security = measured_part("the security cost", lambda: measure_security(
             security_cost.security_grid(a.quick), run), failed)

@@ -186,10 +186,11 @@ def feed_producer(linger_ms: int = 5):
 
 
 def feed(producer, topic: str, run: str, seq0: int, count: int, rate: float | None,
-         temperature: float = 20.0) -> list[float]:
+         temperature: float = 20.0, sent: list[float] | None = None) -> list[float]:
     """Readings with event time = send time (20 sensors, 4 stations), paced at `rate`
-    (None: as fast as possible), all acknowledged; returns their event times (ms)."""
-    sent: list[float] = []
+    (None: as fast as possible), all acknowledged; returns their event times (ms), also
+    appended to `sent` as they go (another thread can count the readings sent so far)."""
+    sent = [] if sent is None else sent
     t0 = time.monotonic()
     for i in range(count):
         if rate:

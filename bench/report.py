@@ -150,6 +150,31 @@ def stages_vs_streams_table(results: dict) -> tuple[list[str], list[list]]:
     return ["stage", "Spark mode", "p50 / Streams", "p99 / Streams", "max / Streams", "CPU per record / Streams"], rows
 
 
+def _sustained_rate(r: dict) -> str:
+    """The highest rate held, "+" when it is the highest tried (the stage may hold more)."""
+    best = r.get("highest_sustained_rate")
+    return "-" if best is None else f"{fmt(best)}{'+' if r.get('capped') else ''}"
+
+
+def sustained_table(results: dict) -> tuple[list[str], list[list]]:
+    """The highest rate each mode held without a growing lag, each hold's verdict, and the
+    Spark / Streams ratio of the highest rates."""
+    measured = results.get("sustained", [])
+    streams = next((r for r in measured if r["mode"] == "kafka-streams" and "failed" not in r), {})
+    rows = []
+    for r in measured:
+        if "failed" in r:
+            rows.append([r["stage"], r["mode"], "-", "-", "-", r["failed"]])
+            continue
+        holds = "; ".join(f"{fmt(h['rate'])}/s {'yes' if h['sustained'] else 'no'}: {h['why']}, host "
+                          f"{_busy(h)}" for h in r["holds"])
+        ratio = "-" if r["mode"] == "kafka-streams" else fmt_ratio(
+            stats.ratio(r["highest_sustained_rate"], streams.get("highest_sustained_rate")))
+        rows.append([r["stage"], r["mode"], _sustained_rate(r), ratio, r["holds"][0]["seconds"] if r["holds"] else "-",
+                     holds])
+    return ["stage", "mode", "highest sustained rec/s", "/ Streams", "hold s", "each rate held"], rows
+
+
 def batches_table(results: dict) -> tuple[list[str], list[list]]:
     """Where the micro-batches of each measured query spend their time (median ms per
     batch that read something): what bounds the streaming latency that is left."""
@@ -195,6 +220,8 @@ SECTIONS = (
      "Kafka Streams peer of bench/streams)", stages_table),
     ("Spark against Kafka Streams, per stage (ratios of the figures above, same run, same input rate)",
      stages_vs_streams_table),
+    ("Highest sustained input rate (the clean stage held at each rate without its lag growing by 2 % of the rate "
+     "per second; + = the highest rate tried; the Streams ratio: Spark's highest over the peer's)", sustained_table),
     ("What bounds the latency: each query's micro-batches, median ms per batch that read something (Spark's "
      "progress: latestOffset = asking Kafka for offsets, addBatch = running the plan and writing the sink, "
      "walCommit/commitOffsets = the checkpoint's offset and commit logs, triggerExecution = the whole batch; "

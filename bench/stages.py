@@ -21,6 +21,8 @@ import json
 import shutil
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from confluent_kafka import TopicPartition
@@ -173,65 +175,123 @@ def runners_of(stage: Stage, mode: str, run: str, starting: dict) -> list:
             for job in stage.jobs]
 
 
-def measure(stage: Stage, mode: str, rate: int, seconds: int) -> dict:
+NOTES = {"micro-batch": f"trigger {TRIGGER_SECONDS} s", "real-time": "real-time mode",
+         STREAMS: "Kafka Streams, record at a time"}
+
+
+@dataclass
+class Running:
+    """A stage's jobs (or peers) running, the watcher on its output and the feeder."""
+    stage: Stage
+    mode: str
+    run: str
+    runners: list
+    watcher: TopicWatcher
+    producer: object
+    topic: str  # the topic fed
+
+    def wait_for(self, total: int, timeout: float, what: str) -> None:
+        wait_for_count(self.watcher.count, total, self.runners, timeout, 0.05,
+                       f"{self.stage.name} ({self.mode}): {what}")
+
+    def pids(self):
+        """The processes whose CPU is the stage's: the peers' JVMs, or the Spark driver."""
+        return [r.pid for r in self.runners] if self.mode == STREAMS else spark_driver_pid()
+
+    def feed(self, seq0: int, count: int, rate: float | None, sent: list[float] | None = None) -> None:
+        feed(self.producer, self.topic, self.run, seq0, count, rate, self.stage.temperature, sent=sent)
+
+
+@contextmanager
+def started(stage: Stage, mode: str, watcher_class: type[TopicWatcher] = TopicWatcher) -> Iterator[Running]:
+    """The stage running in `mode` from the end of its input, warmed up (WARMUP readings
+    through it); stopped, with its checkpoints removed, on leaving."""
     run = "bench" + job_runs.new_run()
-    first = {job: catalogue.job(job).inputs[0] for job in stage.jobs}
     starting = {**input_ends(stage.jobs), **job_runs.end_offsets([stage.output])}
-    runners = runners_of(stage, mode, run, starting)
-    windows = stage is PIPELINE
-    watcher = (WindowWatcher if windows else TopicWatcher)(stage.output, starting[stage.output], run)
-    topic = first[stage.jobs[0]]
-    producer = feed_producer()
-
-    def wait_for(total: int, timeout: float, what: str) -> None:
-        wait_for_count(watcher.count, total, runners, timeout, 0.05, f"{stage.name} ({mode}): {what}")
-
-    watcher.start()
+    running = Running(stage, mode, run, runners_of(stage, mode, run, starting),
+                      watcher_class(stage.output, starting[stage.output], run), feed_producer(),
+                      catalogue.job(stage.jobs[0]).inputs[0])
+    running.watcher.start()
     try:
-        for r in runners:
+        for r in running.runners:
             r.start()
-        feed(producer, topic, run, 0, WARMUP, None, stage.temperature)
-        wait_for(WARMUP, 180, "warm-up readings")
-        paced, n = rate * PACED_WARMUP_SECONDS, rate * (PACED_WARMUP_SECONDS + seconds)
-        progress(f"{stage.name} ({mode}): feeding {n:,} readings at {rate:,}/s for {PACED_WARMUP_SECONDS} + "
-                 f"{seconds} s (the first {PACED_WARMUP_SECONDS} s not measured)")
-        pids = [r.pid for r in runners] if mode == STREAMS else spark_driver_pid()
-        with ceiling.CpuUse(pids) as cpu:
-            feed(producer, topic, run, WARMUP, n, rate, stage.temperature)
-            fed = time.monotonic()
-            wait_for(WARMUP + n, 180, "every reading")
-            drained = time.monotonic() - fed
-        latencies = [] if windows else [ms for seq, ms in watcher.arrivals if seq >= WARMUP + paced]
-        batches = batch_breakdowns() if mode != STREAMS else {}
+        running.feed(0, WARMUP, None)
+        running.wait_for(WARMUP, 180, "warm-up readings")
+        yield running
     finally:
-        watcher.stop.set()
-        for r in runners:
+        running.watcher.stop.set()
+        for r in running.runners:
             r.stop()
-        watcher.join(10)
+        running.watcher.join(10)
         shutil.rmtree(job_runs.checkpoint(stage.jobs[0], run).parent, ignore_errors=True)
+
+
+def paced(running: Running, rate: int, seconds: int) -> tuple[int, ceiling.CpuUse, float]:
+    """Feeds PACED_WARMUP_SECONDS + seconds at `rate` and waits until every reading is
+    through: (readings fed, the stage's CPU while they were, seconds from the last sent
+    to the last through)."""
+    n = rate * (PACED_WARMUP_SECONDS + seconds)
+    progress(f"{running.stage.name} ({running.mode}): feeding {n:,} readings at {rate:,}/s for "
+             f"{PACED_WARMUP_SECONDS} + {seconds} s (the first {PACED_WARMUP_SECONDS} s not measured)")
+    with ceiling.CpuUse(running.pids()) as cpu:
+        running.feed(WARMUP, n, rate)
+        fed = time.monotonic()
+        running.wait_for(WARMUP + n, 180, "every reading")
+        drained = time.monotonic() - fed
+    return n, cpu, drained
+
+
+def per_records(cpu: ceiling.CpuUse, n: int) -> float | None:
+    return None if cpu.seconds is None else cpu.seconds / n * PER_RECORDS
+
+
+def measure(stage: Stage, mode: str, rate: int, seconds: int) -> dict:
+    """A stateless stage's latency per record (event time -> read from its output) and CPU."""
+    with started(stage, mode) as running:
+        n, cpu, drained = paced(running, rate, seconds)
+        first_measured = WARMUP + rate * PACED_WARMUP_SECONDS
+        latencies = [ms for seq, ms in running.watcher.arrivals if seq >= first_measured]
+        batches = batch_breakdowns() if mode != STREAMS else {}
+        jobs = [r.job for r in running.runners]
     p50, p99 = stats.percentile(latencies, 50), stats.percentile(latencies, 99)
-    per_records = None if cpu.seconds is None else cpu.seconds / n * PER_RECORDS
-    progress(f"{stage.name} ({mode}): "
-             + (f"every reading counted {drained:.1f} s after the last was sent" if windows else
-                f"p50 {stats.fmt(p50, 1)} ms, p99 {stats.fmt(p99, 1)} ms over {len(latencies):,} records")
-             + f", {stats.fmt(per_records, 2)} CPU s per {PER_RECORDS:,}")
-    note = {"micro-batch": f"trigger {TRIGGER_SECONDS} s", "real-time": "real-time mode",
-            STREAMS: "Kafka Streams, record at a time"}[mode]
-    return {"stage": stage.name, "mode": mode, "jobs": [r.job for r in runners], "input_rate": rate,
-            "fed_seconds": seconds, "records": n if windows else len(latencies), "latency_p50_ms": p50,
-            "latency_p99_ms": p99,
-            "latency_max_ms": max(latencies, default=None), "batches": batches,
-            "cpu_seconds_per_1e5": per_records, "cpu_busy": cpu.fraction, "drain_seconds": drained,
-            "note": f"{note}; first {PACED_WARMUP_SECONDS} s not measured"}
+    cpu_per = per_records(cpu, n)
+    progress(f"{stage.name} ({mode}): p50 {stats.fmt(p50, 1)} ms, p99 {stats.fmt(p99, 1)} ms over "
+             f"{len(latencies):,} records, {stats.fmt(cpu_per, 2)} CPU s per {PER_RECORDS:,}")
+    return {"stage": stage.name, "mode": mode, "jobs": jobs, "input_rate": rate, "fed_seconds": seconds,
+            "records": len(latencies), "latency_p50_ms": p50, "latency_p99_ms": p99,
+            "latency_max_ms": max(latencies, default=None), "batches": batches, "cpu_seconds_per_1e5": cpu_per,
+            "cpu_busy": cpu.fraction, "drain_seconds": drained,
+            "note": f"{NOTES[mode]}; first {PACED_WARMUP_SECONDS} s not measured"}
+
+
+def measure_windows(mode: str, rate: int, seconds: int) -> dict:
+    """The pipeline up to its windows: CPU per record, and how long after the last reading
+    is sent the windows count every reading (no latency per record: the aggregated topic
+    holds window versions)."""
+    with started(PIPELINE, mode, WindowWatcher) as running:
+        n, cpu, drained = paced(running, rate, seconds)
+        jobs = [r.job for r in running.runners]
+        batches = batch_breakdowns() if mode != STREAMS else {}
+    cpu_per = per_records(cpu, n)
+    progress(f"{PIPELINE.name} ({mode}): every reading counted {drained:.1f} s after the last was sent, "
+             f"{stats.fmt(cpu_per, 2)} CPU s per {PER_RECORDS:,}")
+    return {"stage": PIPELINE.name, "mode": mode, "jobs": jobs, "input_rate": rate, "fed_seconds": seconds,
+            "records": n, "latency_p50_ms": None, "latency_p99_ms": None, "latency_max_ms": None,
+            "batches": batches, "cpu_seconds_per_1e5": cpu_per, "cpu_busy": cpu.fraction, "drain_seconds": drained,
+            "note": f"{NOTES[mode]}; first {PACED_WARMUP_SECONDS} s not measured"}
 
 
 def run_all(rate: int, seconds: int) -> list[dict]:
+    """Every stage in every mode, then the pipeline up to its windows."""
+    measurements = [*((stage.name, mode, lambda st=stage, m=mode: measure(st, m, rate, seconds))
+                      for stage in STAGES for mode in MODES),
+                    *((PIPELINE.name, mode, lambda m=mode: measure_windows(m, rate, seconds))
+                      for mode in PIPELINE_MODES)]
     out = []
-    for stage, modes in [*((stage, MODES) for stage in STAGES), (PIPELINE, PIPELINE_MODES)]:
-        for mode in modes:
-            try:
-                out.append(measure(stage, mode, rate, seconds))
-            except Exception as e:  # one stage failing must not lose the other figures
-                progress(f"{stage.name} ({mode}): failed: {e}")
-                out.append({"stage": stage.name, "mode": mode, "failed": f"{e}"[:300]})
+    for stage, mode, measure_one in measurements:
+        try:
+            out.append(measure_one())
+        except Exception as e:  # one stage failing must not lose the other figures
+            progress(f"{stage} ({mode}): failed: {e}")
+            out.append({"stage": stage, "mode": mode, "failed": f"{e}"[:300]})
     return out

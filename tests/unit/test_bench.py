@@ -267,6 +267,45 @@ def test_the_streams_comparison_divides_each_spark_mode_by_the_peer_of_its_stage
     assert "Spark against Kafka Streams" in report.tables(results, "simple")
 
 
+def test_a_rate_is_sustained_when_the_lag_stays_flat_and_not_when_it_grows():
+    from bench import sustained
+
+    warm = sustained.PACED_WARMUP_SECONDS
+    # A lag that wanders around 300 records: no trend.
+    flat = [(t, 300 + (40 if t % 2 else -40)) for t in range(warm, warm + 60)]
+    assert sustained.verdict(flat, 1000, 1000.0)[0] is True
+    # A lag growing by 50 records/s at 1,000/s: 5 % of the rate per second.
+    growing = [(t, 50 * t) for t in range(warm, warm + 60)]
+    ok, why = sustained.verdict(growing, 1000, 1000.0)
+    assert ok is False and "+50 rec/s" in why and "limit 20" in why
+    # The paced warm-up's step from idle is left out: a jump then, flat after.
+    step = [(t, 5000 * t) for t in range(warm)] + [(t, 300) for t in range(warm, warm + 60)]
+    assert sustained.verdict(step, 1000, 1000.0)[0] is True
+    # A feeder that fell short of the rate says nothing about the stage.
+    ok, why = sustained.verdict(flat, 8000, 5000.0)
+    assert ok is None and "5,000/s of 8,000/s" in why
+    assert sustained.slope([(0, 1)]) is None
+
+
+def test_the_sustained_table_names_the_highest_rate_held_and_its_ratio_to_streams():
+    def held(rate, ok, busy=0.9):
+        return {"rate": rate, "seconds": 60, "sustained": ok, "why": "lag +1 rec/s (limit 20)", "cpu_busy": busy}
+
+    results = {"measurements": [], "grid": {"main": [], "counts": [], "partitions": []}, "sustained": [
+        {"stage": "clean", "mode": "micro-batch", "highest_sustained_rate": 1000, "capped": False,
+         "holds": [held(500, True), held(1000, True), held(2000, False, 1.0)]},
+        {"stage": "clean", "mode": "real-time", "failed": "stopped: boom"},
+        {"stage": "clean", "mode": "kafka-streams", "highest_sustained_rate": 4000, "capped": True,
+         "holds": [held(r, True) for r in (500, 1000, 2000, 4000)]}]}
+    headers, rows = report.sustained_table(results)
+    assert headers[2:4] == ["highest sustained rec/s", "/ Streams"]
+    assert rows[0][:5] == ["clean", "micro-batch", "1,000", "0.25x", 60]
+    assert "2,000/s no: lag +1 rec/s (limit 20), host 100%" in rows[0][5]
+    assert rows[1][-1] == "stopped: boom"
+    assert rows[2][2:4] == ["4,000+", "-"]
+    assert "Highest sustained input rate" in report.tables(results, "simple")
+
+
 def progress(rows: int, **phases) -> dict:
     """One StreamingQueryProgress as Spark reports it (a dict), with the given phase times."""
     return {"numInputRows": rows, "durationMs": phases,
