@@ -150,6 +150,14 @@ def test_the_streams_aggregate_counts_the_windows_the_spark_aggregate_counts(clu
         group = f"{streams_peer.user('aggregate')}-{run}"
         kafka.wait_until(lambda: job_runs.group_caught_up(group, end) or not peer.alive(), 180, 0.5,
                          "the aggregate peer past its input")
+
+        # Past its input is not done: the readings go on through the repartition topic to
+        # the windows. Done is every distinct reading in a window on the output.
+        def counted() -> int:
+            windows = final_windows(job_runs.read_records(out_start, job_runs.end_offsets([output])), run)
+            return sum(w["n"] for w in windows.values())
+        kafka.wait_until(lambda: counted() >= READINGS or not peer.alive(), 180, 0.5,
+                         f"the aggregate peer's windows counting {READINGS} readings")
         assert peer.alive(), peer.tail()
     finally:
         rc = peer.stop()
