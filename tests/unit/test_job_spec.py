@@ -105,7 +105,7 @@ def test_run_job_names_the_job_to_the_module(monkeypatch, tmp_path):
 
 def test_spawn_job_names_the_job_on_the_command_line(monkeypatch):
     started = []
-    inventory.load()  # read (ansible-inventory, cached) before Popen is replaced
+    inventory.run_dir()  # read the listing (ansible-inventory, cached) before Popen is replaced
     monkeypatch.setattr(job_runs.subprocess, "Popen", lambda cmd, **kw: started.append(cmd))
     job_runs.spawn_job("work-queue", ["--worker-id", "w1"])
     (cmd,) = started

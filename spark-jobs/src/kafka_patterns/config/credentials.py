@@ -26,7 +26,7 @@ SASL_MECHANISM = "SCRAM-SHA-512"
 def run_dir() -> Path:
     """The control machine's state of the inventory's cluster (platform_run_dir):
     .run for the local default, .run/hosts/control for the hosts topology."""
-    return inventory.load().run_dir
+    return inventory.run_dir()
 
 
 def ca_file() -> Path:

@@ -147,6 +147,20 @@ def listing_env() -> dict[str, str]:
     return {LISTING_ENV: f"{path}\n{listing(path)}"}
 
 
+def _run_dir(hostvars: dict) -> Path:
+    # The control machine's state of this cluster: platform_run_dir when the inventory
+    # gives a plain path (the hosts topology's .run/hosts/control), else the checkout's .run.
+    value = hostvars.get("platform_run_dir", "")
+    return Path(value) if value and "{{" not in value else ROOT / ".run"
+
+
+def run_dir(path: Path | None = None) -> Path:
+    """The inventory's platform_run_dir, read without its secrets (which only exist once
+    `make up` has written them)."""
+    inv = json.loads(listing(path or inventory_path()))
+    return _run_dir(inv["_meta"]["hostvars"][inv["postgresql"]["hosts"][0]])
+
+
 @cache
 def load(path: Path | None = None) -> Cluster:
     """Parse `ansible-inventory --list` (inventory variables, not role defaults)."""
@@ -175,10 +189,7 @@ def load(path: Path | None = None) -> Cluster:
     registry = tuple(f"https://{hostvars[h].get('registry_host', hostvars[h].get('ansible_host', h))}:"
                      f"{hostvars[h].get('registry_port', 8081)}" for h in members("schema_registry"))
     pg = hostvars[members("postgresql")[0]]
-    # The control machine's state of this cluster: platform_run_dir when the inventory
-    # gives a plain path (the hosts topology's .run/hosts/control), else the checkout's .run.
-    run_dir = pg.get("platform_run_dir", "")
-    run_dir = Path(run_dir) if run_dir and "{{" not in run_dir else ROOT / ".run"
+    run_dir = _run_dir(pg)
     # Role monitoring's defaults where the inventory leaves them out.
     monitoring = tuple(
         (what, hostvars[h].get(f"{key}_host", "127.0.0.1"), int(hostvars[h].get(f"{key}_{port_key}", port)))
