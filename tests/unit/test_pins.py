@@ -226,3 +226,10 @@ def test_the_streams_peers_pom_pins_no_version_of_its_own() -> None:
     assert versions[0] == "0", "the project's own version comes first"
     assert versions[1:] and all(v.startswith("${") for v in versions[1:]), versions
     assert {v[2:-1] for v in versions[1:]} == set(streams_peer.PINS)
+
+
+def test_ansible_reads_the_one_versions_file_through_a_link() -> None:
+    # A copy would drift: 5b5cda0 turned the link into a file that missed later pins.
+    link = ROOT / "ansible" / "playbooks" / "group_vars" / "all" / "versions.yml"
+    assert link.is_symlink(), f"{link} must be a symbolic link to catalogue/versions.yml, not a copy"
+    assert link.resolve() == (ROOT / "catalogue" / "versions.yml").resolve()

@@ -9,6 +9,7 @@ the namespaces share this machine's process table, so this works for both.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -37,6 +38,17 @@ def node_pid(node: inventory.Node) -> int | None:
         if "kafka.Kafka" in cmdline and needle in cmdline:
             return int(entry.name)
     return None
+
+
+def running_version(node: inventory.Node) -> str | None:
+    """The Kafka version the node's process runs, read from its classpath (kafka_install_dir
+    is versioned: .../kafka-<v>/libs); None when no process of the node runs here."""
+    pid = node_pid(node)
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace") if pid else ""
+    except OSError:  # it ended meanwhile
+        return None
+    return next(iter(re.findall(r"kafka-(\d+\.\d+\.\d+[^/]*)/libs", cmdline)), None)
 
 
 def signal_node(node: inventory.Node, sig: signal.Signals) -> int:

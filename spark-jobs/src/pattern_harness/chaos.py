@@ -18,18 +18,21 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from confluent_kafka.admin import NewTopic
+from prometheus_client.parser import text_string_to_metric_families
 from tabulate import tabulate
 
 from kafka_patterns.clients import kafka
 from kafka_patterns.config import inventory
-from kafka_patterns.config.catalogue import ROOT
-from pattern_harness import broker_faults, verifiable
+from kafka_patterns.config.catalogue import ROOT, versions
+from kafka_patterns.monitoring import canary
+from pattern_harness import broker_faults, kafka_tool, verifiable
 
 RESULTS = ROOT / ".run" / "chaos" / "results.jsonl"
 LOGS = ROOT / ".run" / "logs" / "chaos"
@@ -51,6 +54,8 @@ class Result:
     longest_stall_s: float
     recovered_after_s: float
     notes: str = ""
+    # The canary's counts over the run (acked, lost, duplicated, ...); empty without one.
+    canary: dict[str, int] | None = None
 
 
 # The runs of this process, for a summary at its end (the test tier prints it).
@@ -112,18 +117,47 @@ def kill_active_controller(cluster: inventory.Cluster, topic: str, producer: ver
     return lambda: broker_faults.start(node)
 
 
-def rolling_restart(cluster: inventory.Cluster, topic: str, producer: verifiable.ProducerRun) -> Restore:
+def playbook(name: str, *extra: str) -> None:
+    """Run ansible/playbooks/<name> on the current inventory, its output in LOGS."""
     tool = Path(sys.executable).parent / "ansible-playbook"
-    log = LOGS / f"rolling-restart-{time.strftime('%Y%m%dT%H%M%S')}.log"
+    log = LOGS / f"{name.removesuffix('.yml')}-{time.strftime('%Y%m%dT%H%M%S')}.log"
     with open(log, "w") as out:
         rc = subprocess.run([str(tool), "-i", str(inventory.inventory_path()),
-                             str(ROOT / "ansible" / "playbooks" / "restart.yml")], stdout=out,
+                             str(ROOT / "ansible" / "playbooks" / name), *extra], stdout=out,
                             stderr=subprocess.STDOUT, timeout=1800, check=False,
                             env={**os.environ,
                                  "ANSIBLE_CONFIG": str(ROOT / "ansible" / "ansible.cfg")}).returncode
     if rc:
-        raise RuntimeError(f"the rolling restart failed; its log: {log}")
+        raise RuntimeError(f"{name} {' '.join(extra)} failed; its log: {log}")
+
+
+def rolling_restart(cluster: inventory.Cluster, topic: str, producer: verifiable.ProducerRun) -> Restore:
+    playbook("restart.yml")
     return lambda: None
+
+
+def node_versions(cluster: inventory.Cluster) -> dict[str, str]:
+    return {n.name: broker_faults.running_version(n) or "not running" for n in cluster.nodes}
+
+
+def upgrade_to(cluster: inventory.Cluster, version: str, metadata: str) -> None:
+    """make upgrade KAFKA_VERSION=<version> without finalizing: every node on it after, the
+    finalized metadata.version still `metadata`."""
+    playbook("upgrade.yml", "-e", f"kafka_version={version}")
+    running = node_versions(cluster)
+    if set(running.values()) != {version}:
+        raise RuntimeError(f"after the upgrade to {version} the nodes run {running}")
+    now = kafka_tool.features(cluster.bootstrap_servers)["metadata.version"]["finalized"]
+    if now != metadata:
+        raise RuntimeError(f"the upgrade to {version} moved metadata.version from {metadata} to {now}")
+
+
+def upgrade_and_back(cluster: inventory.Cluster, topic: str, producer: verifiable.ProducerRun) -> Restore:
+    """To kafka_upgrade_test_version and, not finalized, back to kafka_version: both rolls."""
+    pins = versions()
+    metadata = kafka_tool.features(cluster.bootstrap_servers)["metadata.version"]["finalized"]
+    upgrade_to(cluster, pins["kafka_upgrade_test_version"], metadata)
+    return lambda: upgrade_to(cluster, pins["kafka_version"], metadata)
 
 
 def two_brokers_down(cluster: inventory.Cluster, topic: str, producer: verifiable.ProducerRun) -> Restore:
@@ -146,6 +180,7 @@ SCENARIOS: dict[str, Callable[[inventory.Cluster, str, verifiable.ProducerRun], 
     "leader network partition 30 s": partition_leader,
     "active controller kill -9": kill_active_controller,
     "rolling restart (make restart)": rolling_restart,
+    "rolling upgrade and back (make upgrade)": upgrade_and_back,
     "two brokers down 30 s": two_brokers_down,
 }
 
@@ -159,6 +194,7 @@ def run(scenario: str, records: int = 100_000) -> Result:
     LOGS.mkdir(parents=True, exist_ok=True)
     log = LOGS / f"{slug}-{run_id}.log"
     create_topic(topic)
+    canary_before = canary_counts(cluster)
     producer = verifiable.start_producer(topic, -1, RATE, prefix=1, log=log)
     try:
         kafka.wait_until(lambda: len(producer.acked) >= RATE * 3, timeout=120, what="the producer's first acks")
@@ -180,17 +216,39 @@ def run(scenario: str, records: int = 100_000) -> Result:
     consumed = verifiable.consume_all(topic, acked, group=f"chaos-verify-{run_id}", log=log)
     acc = verifiable.account(acked, consumed.values, sum(producer.failed.values()))
     stall_end = producer.gap_ended_at
+    canary_after = canary_counts(cluster)
     where = inventory.inventory_path()
     result = Result(scenario, run_id, str(where.relative_to(ROOT)) if where.is_relative_to(ROOT) else str(where),
                     acc.acked, acc.lost, acc.duplicated,
                     acc.failed_sends, round(producer.longest_gap, 2),
-                    round(max(0.0, stall_end - fault_at), 2) if stall_end >= fault_at else 0.0)
+                    round(max(0.0, stall_end - fault_at), 2) if stall_end >= fault_at else 0.0,
+                    canary={k: canary_after[k] - canary_before.get(k, 0) for k in canary_after}
+                    if canary_before is not None and canary_after is not None else None)
     delete_topic(topic)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     with RESULTS.open("a") as f:
         f.write(json.dumps(asdict(result)) + "\n")
     THIS_PROCESS.append(result)
     return result
+
+
+def canary_counts(cluster: inventory.Cluster) -> dict[str, int] | None:
+    """The running canary's totals (kafka_patterns.monitoring.canary's counters), read from
+    its metrics endpoint; None when the inventory runs no canary or it does not answer."""
+    where = next(((h, p) for what, h, p in cluster.monitoring if what == "canary"), None)
+    if where is None:
+        return None
+    try:
+        with urllib.request.urlopen(f"http://{where[0]}:{where[1]}/metrics", timeout=5) as answer:
+            text = answer.read().decode()
+    except OSError:
+        return None
+    counts = dict.fromkeys(canary.OUTCOMES, 0)
+    for family in text_string_to_metric_families(text):
+        outcome = family.name.removeprefix(canary.PREFIX + "records_")
+        if outcome in counts:
+            counts[outcome] = int(sum(s.value for s in family.samples if s.name.endswith("_total")))
+    return counts
 
 
 def table(results: list[Result]) -> str:
@@ -201,9 +259,16 @@ def table(results: list[Result]) -> str:
             continue
         rows.append([name, len(mine), sum(r.acked for r in mine), sum(r.lost for r in mine),
                      sum(r.duplicated for r in mine), max(r.longest_stall_s for r in mine),
-                     max(r.recovered_after_s for r in mine)])
+                     max(r.recovered_after_s for r in mine), canary_summary(mine)])
     return tabulate(rows, headers=["scenario", "runs", "acked", "lost", "duplicated", "longest stall s",
-                                   "recovered after s (max)"])
+                                   "recovered after s (max)", "canary: acked/lost/duplicated"])
+
+
+def canary_summary(results: list[Result]) -> str:
+    counted = [r.canary for r in results if r.canary]
+    if not counted:
+        return "-"
+    return "/".join(str(sum(c.get(k, 0) for c in counted)) for k in ("acked", "lost", "duplicated"))
 
 
 def recorded() -> list[Result]:

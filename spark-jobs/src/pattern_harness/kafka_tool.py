@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 from kafka_patterns.config import credentials
@@ -34,3 +35,21 @@ def quorum(bootstrap: str, user: str = "admin") -> dict[str, object]:
     return {"leader": int(fields.get("LeaderId", -1)), "epoch": fields.get("LeaderEpoch", "?"),
             "high_watermark": fields.get("HighWatermark", "?"), "voters_raw": fields.get("CurrentVoters", ""),
             "replication": rows}
+
+
+def features(bootstrap: str, user: str = "admin") -> dict[str, dict[str, str]]:
+    """The cluster's feature levels (FeatureCommand describe): per feature, e.g.
+    metadata.version, its supported_max (the newest every node supports) and finalized
+    level. A level this tool's Kafka cannot name reads "UNKNOWN 33"."""
+    out = run("org.apache.kafka.tools.FeatureCommand", "--bootstrap-server", bootstrap,
+              "--command-config", str(credentials.java_properties(user)), "describe")
+    if out.returncode != 0:
+        raise RuntimeError(f"FeatureCommand failed: {out.stderr.strip() or out.stdout.strip()}")
+    found = {}
+    for line in out.stdout.splitlines():
+        fields = re.findall(r"(\w+): (UNKNOWN \d+|\S+)", line)
+        if fields and fields[0][0] == "Feature":
+            values = dict(fields[1:])
+            found[fields[0][1]] = {"supported_max": values.get("SupportedMaxVersion", "?"),
+                                   "finalized": values.get("FinalizedVersionLevel", "?")}
+    return found

@@ -20,6 +20,7 @@ from kafka_patterns.config import credentials, inventory
 from kafka_patterns.config.catalogue import topics as catalogue_topics
 from kafka_patterns.monitoring import lag_exporter
 from kafka_patterns.monitoring.canary import OUTCOMES as canary_outcomes
+from pattern_harness.broker_faults import running_version
 
 
 def section(title: str) -> None:
@@ -36,12 +37,14 @@ def show_nodes(cluster: inventory.Cluster) -> list[str]:
         state = ("up" if states == {"up"} else "HUNG (its port accepts connections, but it does not answer)"
                  if "hung" in states else "DOWN")
         rows.append([n.name, n.node_id, "+".join(n.roles), n.rack, n.broker_port or "-", n.controller_port or "-",
-                     state])
-    print(tabulate(rows, headers=["node", "id", "roles", "rack", "broker", "controller", "state"]))
+                     running_version(n) or "-", state])
+    print(tabulate(rows, headers=["node", "id", "roles", "rack", "broker", "controller", "Kafka", "state"]))
     return [r[-1] for r in rows]
 
 
 RAFT = "kafka_server_raftmetrics_"
+# The feature level each node's metadata loader holds (make upgrade ... FINALIZE=1 raises it).
+METADATA_VERSION = 'kafka_server_metadataloader_finalizedlevel{featureName="metadataVersion"}'
 
 
 def raft_metrics(url: str) -> dict[str, dict[str, object]]:
@@ -78,6 +81,11 @@ def show_quorum(cluster: inventory.Cluster) -> None:
     rows = [[name, v.get("state", "?"), v.get("log_end_offset", "?"),
              top - v["log_end_offset"] if "log_end_offset" in v else "?"] for name, v in sorted(nodes.items())]
     print(tabulate(rows, headers=["node", "status", "log end offset", "lag"]))
+    levels = {r["metric"].get("node", "?"): int(float(r["value"][1])) for r in prometheus.api(
+        cluster.prometheus_url, "query", query=METADATA_VERSION)["result"]}
+    print("finalized metadata.version level: " + (
+        "none scraped yet" if not levels else f"{next(iter(levels.values()))} (every node)"
+        if len(set(levels.values())) == 1 else ", ".join(f"{k} {v}" for k, v in sorted(levels.items()))))
 
 
 def show_topics() -> None:

@@ -1,0 +1,28 @@
+"""`make upgrade` under load on the running cluster: every node rolled to the next Kafka
+(versions.yml's kafka_upgrade_test_version) and, not finalized, back to kafka_version,
+one node at a time, while Kafka's VerifiableProducer writes acks=all with idempotence
+and the delivery canary runs. Nothing acknowledged may be lost or duplicated; the
+longest produce stall and the canary's counts are reported (pattern_harness.chaos).
+`make test-chaos` runs the same scenario on the hosts topology."""
+
+from __future__ import annotations
+
+import pytest
+
+from pattern_harness import chaos
+
+SCENARIO = "rolling upgrade and back (make upgrade)"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_an_upgrade_and_its_way_back_lose_nothing_acknowledged():
+    result = chaos.run(SCENARIO, records=30_000)
+    print(f"{SCENARIO}: acked {result.acked}, lost {result.lost}, duplicated {result.duplicated}, "
+          f"longest stall {result.longest_stall_s} s, canary {result.canary}")
+    assert result.acked >= 30_000
+    assert result.lost == 0, f"{result.lost} acknowledged records lost across the upgrade"
+    assert result.duplicated == 0, f"{result.duplicated} duplicates despite idempotence"
+    if result.canary is not None:
+        assert result.canary["acked"] > 0, f"the canary acknowledged nothing during the upgrade: {result.canary}"
+        assert result.canary["lost"] == 0 and result.canary["duplicated"] == 0, result.canary
