@@ -117,6 +117,12 @@ def kill_active_controller(cluster: inventory.Cluster, topic: str, producer: ver
     return lambda: broker_faults.start(node)
 
 
+class PlaybookFailed(RuntimeError):
+    def __init__(self, what: str, log: Path) -> None:
+        super().__init__(f"{what} failed; its log: {log}")
+        self.log = log
+
+
 def playbook(name: str, *extra: str) -> None:
     """Run ansible/playbooks/<name> on the current inventory, its output in LOGS."""
     tool = Path(sys.executable).parent / "ansible-playbook"
@@ -128,7 +134,7 @@ def playbook(name: str, *extra: str) -> None:
                             env={**os.environ,
                                  "ANSIBLE_CONFIG": str(ROOT / "ansible" / "ansible.cfg")}).returncode
     if rc:
-        raise RuntimeError(f"{name} {' '.join(extra)} failed; its log: {log}")
+        raise PlaybookFailed(f"{name} {' '.join(extra)}", log)
 
 
 def rolling_restart(cluster: inventory.Cluster, topic: str, producer: verifiable.ProducerRun) -> Restore:
