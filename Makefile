@@ -35,7 +35,7 @@ quietly = $(PY) -m platform_cli.steps $(if $(filter 1,$(V)),--verbose) $(4) --lo
 # the login name, not a Kafka user).
 USER_NAME := $(if $(filter command line,$(origin USER)),$(USER))
 
-.PHONY: help setup up restart upgrade down clean status dashboard bootstrap client-config dlq replay-dlq bad-input demo patterns run test test-unit test-infra test-security test-integration test-faults test-kube lint
+.PHONY: help setup up restart upgrade rotate-certs down clean status dashboard bootstrap client-config dlq replay-dlq bad-input demo patterns run test test-unit test-infra test-security test-integration test-faults test-kube lint
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -71,6 +71,9 @@ restart: setup ## rolling restart of the Kafka nodes, one at a time, each gated 
 upgrade: setup ## rolling upgrade to KAFKA_VERSION=<v>, one node at a time; FINALIZE=1 raises metadata.version (no way back)
 	@if [ -z "$(KAFKA_VERSION)" ]; then echo "make upgrade needs the version to move to: make upgrade KAFKA_VERSION=<v> [FINALIZE=1]" >&2; exit 2; fi
 	@$(call quietly,upgrade,make upgrade to Kafka $(KAFKA_VERSION),$(PLAYBOOK) $(ROOT)/ansible/playbooks/upgrade.yml -e kafka_version=$(KAFKA_VERSION) $(if $(filter 1,$(FINALIZE)),-e kafka_upgrade_finalize=true))
+
+rotate-certs: setup ## a new key and certificate of the project CA for every Kafka node, Connect worker and the registry; nodes roll one at a time
+	@$(call quietly,rotate-certs,make rotate-certs,$(PLAYBOOK) $(ROOT)/ansible/playbooks/rotate-certs.yml -e platform_reissue_certificates=true)
 
 down: setup ## stop everything `make up` started; data is kept
 	@$(call quietly,down,make down,$(PLAYBOOK) $(ROOT)/ansible/playbooks/stop.yml)

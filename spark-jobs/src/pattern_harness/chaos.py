@@ -32,7 +32,7 @@ from kafka_patterns.clients import kafka
 from kafka_patterns.config import inventory
 from kafka_patterns.config.catalogue import ROOT, versions
 from kafka_patterns.monitoring import canary
-from pattern_harness import broker_faults, kafka_tool, verifiable
+from pattern_harness import broker_faults, certificates, kafka_tool, verifiable
 
 RESULTS = ROOT / ".run" / "chaos" / "results.jsonl"
 LOGS = ROOT / ".run" / "logs" / "chaos"
@@ -142,6 +142,17 @@ def rolling_restart(cluster: inventory.Cluster, topic: str, producer: verifiable
     return lambda: None
 
 
+def rotate_certificates(cluster: inventory.Cluster, topic: str, producer: verifiable.ProducerRun) -> Restore:
+    """make rotate-certs: every endpoint serves a new certificate afterwards."""
+    before = {c.address: c.pem for c in certificates.served(cluster)}
+    playbook("rotate-certs.yml", "-e", "platform_reissue_certificates=true")
+    after = {c.address: c.pem for c in certificates.served(cluster)}
+    unchanged = sorted(a for a in before if after.get(a) == before[a])
+    if unchanged:
+        raise RuntimeError(f"after make rotate-certs these still serve their old certificate: {unchanged}")
+    return lambda: None
+
+
 def node_versions(cluster: inventory.Cluster) -> dict[str, str]:
     return {n.name: broker_faults.running_version(n) or "not running" for n in cluster.nodes}
 
@@ -187,6 +198,7 @@ SCENARIOS: dict[str, Callable[[inventory.Cluster, str, verifiable.ProducerRun], 
     "active controller kill -9": kill_active_controller,
     "rolling restart (make restart)": rolling_restart,
     "rolling upgrade and back (make upgrade)": upgrade_and_back,
+    "rolling certificate rotation (make rotate-certs)": rotate_certificates,
     "two brokers down 30 s": two_brokers_down,
 }
 

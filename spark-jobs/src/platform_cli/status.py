@@ -1,9 +1,10 @@
 """`make status`: one readable view of the local platform.
 
-Nodes and roles, the KRaft quorum (leader, voters, lag), topics with partitions,
-replication factor and in-sync replicas (under-replicated partitions counted), the
-consumer groups' lag, the Connect worker and its plugins, PostgreSQL, and the
-monitoring: Prometheus's firing alerts and the delivery canary's counts. Parts that are
+Nodes and roles (and the Kafka release each runs), the KRaft quorum (leader, voters,
+lag, the finalized metadata.version), topics with partitions, replication factor and
+in-sync replicas (under-replicated partitions counted), the consumer groups' lag, the
+Connect worker and its plugins, PostgreSQL, the certificates the TLS endpoints serve
+(expiry), and the monitoring: Prometheus's firing alerts and the delivery canary's counts. Parts that are
 down are shown as down; nothing here changes state.
 """
 
@@ -13,6 +14,7 @@ import math
 import sys
 
 import psycopg
+from cryptography import x509
 from tabulate import tabulate
 
 from kafka_patterns.clients import connect, kafka, prometheus
@@ -20,6 +22,7 @@ from kafka_patterns.config import credentials, inventory
 from kafka_patterns.config.catalogue import topics as catalogue_topics
 from kafka_patterns.monitoring import lag_exporter
 from kafka_patterns.monitoring.canary import OUTCOMES as canary_outcomes
+from pattern_harness import certificates
 from pattern_harness.broker_faults import running_version
 
 
@@ -43,6 +46,8 @@ def show_nodes(cluster: inventory.Cluster) -> list[str]:
 
 
 RAFT = "kafka_server_raftmetrics_"
+# A certificate closer to its expiry than this is flagged (the roles renew within 30 days).
+CERT_WARN_DAYS = 30
 # The feature level each node's metadata loader holds (make upgrade ... FINALIZE=1 raises it).
 METADATA_VERSION = 'kafka_server_metadataloader_finalizedlevel{featureName="metadataVersion"}'
 
@@ -86,6 +91,25 @@ def show_quorum(cluster: inventory.Cluster) -> None:
     print("finalized metadata.version level: " + (
         "none scraped yet" if not levels else f"{next(iter(levels.values()))} (every node)"
         if len(set(levels.values())) == 1 else ", ".join(f"{k} {v}" for k, v in sorted(levels.items()))))
+
+
+def show_certificates(cluster: inventory.Cluster) -> None:
+    """What each TLS endpoint serves: its subject, issuer and expiry (make rotate-certs
+    issues them anew)."""
+    section("Certificates (as served)")
+    rows = []
+    for c in certificates.served(cluster):
+        cert = c.certificate
+        cn = cert.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)
+        issuer = cert.issuer.get_attributes_for_oid(x509.NameOID.COMMON_NAME)
+        left = c.days_left()
+        rows.append([c.endpoint, c.address, cn[0].value if cn else "?", issuer[0].value if issuer else "?",
+                     cert.not_valid_after_utc.strftime("%Y-%m-%d"),
+                     f"{left:.0f}" + (" RENEW (make rotate-certs)" if left < CERT_WARN_DAYS else "")])
+    if not rows:
+        print("no TLS endpoint answers")
+        return
+    print(tabulate(rows, headers=["endpoint", "address", "subject CN", "issuer", "expires", "days left"]))
 
 
 def show_topics() -> None:
@@ -225,6 +249,7 @@ def main() -> int:
         print("not read while a node is down or hung")
     show_connect(cluster)
     show_postgres(cluster)
+    show_certificates(cluster)
     show_monitoring(cluster)
     return 0
 
