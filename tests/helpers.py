@@ -170,3 +170,22 @@ def load_module(name: str, path: Path) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def run_day2_operation(scenario: str, what: str, records: int = 30_000):
+    """One run of a day-2 operation's chaos scenario (pattern_harness.chaos) under load,
+    held to what every operation promises: nothing acknowledged lost or duplicated, and,
+    where the inventory runs the canary, the canary acknowledging throughout, losing
+    nothing. Returns the result for the operation's own checks."""
+    from pattern_harness import chaos
+
+    result = chaos.run(scenario, records=records)
+    print(f"{scenario}: acked {result.acked}, lost {result.lost}, duplicated {result.duplicated}, "
+          f"failed sends {result.failed_sends}, longest stall {result.longest_stall_s} s, canary {result.canary}")
+    assert result.acked >= records
+    assert result.lost == 0, f"{result.lost} acknowledged records lost across {what}"
+    assert result.duplicated == 0, f"{result.duplicated} duplicates despite idempotence"
+    if result.canary is not None:
+        assert result.canary["acked"] > 0, f"the canary acknowledged nothing during {what}: {result.canary}"
+        assert result.canary["lost"] == 0 and result.canary["duplicated"] == 0, result.canary
+    return result
